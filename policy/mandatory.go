@@ -1,0 +1,57 @@
+package policy
+
+import "strings"
+
+// Mandatory denies: names that are never writable inside any writable root
+// or the home directory, whatever the settings say, because writing them is
+// a way to run code later outside the sandbox (shell start-up files, git
+// hooks and config, editor and agent task folders) or to change the tools'
+// own behaviour (.ripgreprc, .mcp.json).
+var (
+	// MandatoryDenyFiles are protected wherever they appear.
+	MandatoryDenyFiles = []string{
+		".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+		".zshrc", ".zprofile", ".profile",
+		".gitconfig", ".gitmodules", ".ripgreprc", ".mcp.json",
+	}
+	// MandatoryDenyDirs are protected with everything beneath them. Entries
+	// with a "/" name a directory inside another (".git/hooks").
+	MandatoryDenyDirs = []string{
+		".vscode", ".idea", ".claude/commands", ".claude/agents", ".git/hooks",
+	}
+)
+
+// gitConfig is protected unless filesystem.allowGitConfig is true.
+const gitConfig = ".git/config"
+
+// MandatoryDenyNames returns every protected name for this policy, files
+// first: the list the Linux backend masks and the guard refuses.
+func (p *Policy) MandatoryDenyNames() []string {
+	names := append(append([]string(nil), MandatoryDenyFiles...), MandatoryDenyDirs...)
+	if !p.Settings.Filesystem.AllowGitConfig {
+		names = append(names, gitConfig)
+	}
+	return names
+}
+
+// mandatoryDenied reports which protected name rel (a path relative to a
+// writable root, "/"-separated) is or lies beneath, or "".
+func (p *Policy) mandatoryDenied(rel string) string {
+	parts := strings.Split(rel, "/")
+	for _, name := range p.MandatoryDenyNames() {
+		want := strings.Split(name, "/")
+		for i := 0; i+len(want) <= len(parts); i++ {
+			match := true
+			for j, w := range want {
+				if parts[i+j] != w {
+					match = false
+					break
+				}
+			}
+			if match {
+				return name
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,161 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/cordon-sandbox/cordon/hostmatch"
+)
+
+// Verdict is the answer to "may the sandboxed command do this?" and the
+// rule that decided it, as `cordon explain` prints it.
+type Verdict struct {
+	Allowed bool
+	Field   string // the settings field that decided, e.g. filesystem.denyRead[1]; "" for a default
+	Rule    string // the entry as written, or the built-in rule's name
+	Why     string // one line for a person
+}
+
+func (v Verdict) String() string {
+	word := "denied"
+	if v.Allowed {
+		word = "allowed"
+	}
+	if v.Field != "" {
+		return fmt.Sprintf("%s by %s %q: %s", word, v.Field, v.Rule, v.Why)
+	}
+	return fmt.Sprintf("%s: %s", word, v.Why)
+}
+
+// PrivateTmp is the sandbox's own writable temp directory: every run gets a
+// fresh, empty one, discarded when the run ends.
+const PrivateTmp = "/tmp"
+
+// absPath expands a path argument the way settings entries are expanded and
+// returns its spellings: as given and with symlinks resolved.
+func (p *Policy) absPath(path string) ([]string, error) {
+	e, err := expand(Entry{Path: path, Literal: true}, p.Env)
+	if err != nil {
+		return nil, err
+	}
+	return e.Forms(), nil
+}
+
+// CheckRead decides whether the command may read path. The most specific
+// matching denyRead or allowRead rule wins; a tie goes to the deny.
+func (p *Policy) CheckRead(path string) (Verdict, error) {
+	forms, err := p.absPath(path)
+	if err != nil {
+		return Verdict{}, err
+	}
+	var worst *Verdict
+	for _, f := range forms {
+		v := p.readVerdict(f)
+		if !v.Allowed {
+			return v, nil
+		}
+		if worst == nil {
+			worst = &v
+		}
+	}
+	return *worst, nil
+}
+
+func (p *Policy) readVerdict(path string) Verdict {
+	bestLen, bestDeny, bestIdx := -1, false, -1
+	for i, r := range p.DenyRead {
+		if n := r.Covers(path); n >= 0 && n >= bestLen {
+			bestLen, bestDeny, bestIdx = n, true, i
+		}
+	}
+	for i, r := range p.AllowRead {
+		if n := r.Covers(path); n > bestLen {
+			bestLen, bestDeny, bestIdx = n, false, i
+		}
+	}
+	switch {
+	case bestIdx < 0:
+		return Verdict{Allowed: true, Why: "reads are allowed everywhere not listed in denyRead"}
+	case bestDeny:
+		return Verdict{Field: fmt.Sprintf("filesystem.denyRead[%d]", bestIdx), Rule: p.DenyRead[bestIdx].Spec,
+			Why: "hidden inside the sandbox (an empty directory or file stands in its place)"}
+	default:
+		return Verdict{Allowed: true, Field: fmt.Sprintf("filesystem.allowRead[%d]", bestIdx), Rule: p.AllowRead[bestIdx].Spec,
+			Why: "re-opened inside a denyRead area by a more specific allowRead"}
+	}
+}
+
+// CheckWrite decides whether the command may create or change path. Deny
+// rules beat allow rules whatever their specificity.
+func (p *Policy) CheckWrite(path string) (Verdict, error) {
+	forms, err := p.absPath(path)
+	if err != nil {
+		return Verdict{}, err
+	}
+	var first *Verdict
+	for _, f := range forms {
+		v := p.writeVerdict(f)
+		if !v.Allowed {
+			return v, nil
+		}
+		if first == nil {
+			first = &v
+		}
+	}
+	return *first, nil
+}
+
+func (p *Policy) writeVerdict(path string) Verdict {
+	if v := p.readVerdict(path); !v.Allowed {
+		v.Why = "hidden by a read rule; writes there never reach the host"
+		return v
+	}
+	for i, r := range p.DenyWrite {
+		if r.Covers(path) >= 0 {
+			return Verdict{Field: fmt.Sprintf("filesystem.denyWrite[%d]", i), Rule: r.Spec, Why: "read-only inside the sandbox (denyWrite beats allowWrite)"}
+		}
+	}
+	root, idx := "", -1
+	for i, r := range p.AllowWrite {
+		if n := r.Covers(path); n > len(root) {
+			root, idx = path[:n], i
+		}
+	}
+	if idx >= 0 {
+		// Protected names count at any depth below the root: the Linux
+		// backend masks the ones that exist and the create-time guard
+		// refuses new ones.
+		if rel, err := filepath.Rel(root, path); err == nil && rel != "." {
+			if name := p.mandatoryDenied(filepath.ToSlash(rel)); name != "" {
+				return Verdict{Field: "mandatory deny", Rule: name,
+					Why: "protected in every writable root: writing it could run code outside the sandbox later (see docs/settings.md)"}
+			}
+		}
+	}
+	if idx >= 0 {
+		return Verdict{Allowed: true, Field: fmt.Sprintf("filesystem.allowWrite[%d]", idx), Rule: p.AllowWrite[idx].Spec, Why: "writable"}
+	}
+	if atOrUnder(path, PrivateTmp) {
+		return Verdict{Allowed: true, Why: "the sandbox's private /tmp: writable, but not the host's /tmp, and discarded when the command ends"}
+	}
+	return Verdict{Why: "not in filesystem.allowWrite"}
+}
+
+// CheckConnect decides whether the command may connect to host:port (port
+// 0: any port).
+func (p *Policy) CheckConnect(host string, port int) Verdict {
+	d := p.Hosts.Decide(host, port)
+	target := host
+	if port > 0 {
+		target = host + ":" + strconv.Itoa(port)
+	}
+	switch {
+	case d.Allowed:
+		return Verdict{Allowed: true, Field: "network.allowedDomains", Rule: d.Rule, Why: target + " is reachable through cordon's proxies"}
+	case d.Default:
+		return Verdict{Why: target + ": " + d.Reason}
+	default:
+		return Verdict{Field: "network." + hostmatch.Deny.String(), Rule: d.Rule, Why: d.Reason}
+	}
+}
