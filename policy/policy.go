@@ -18,14 +18,14 @@ import (
 // by DefaultSettings, never by New, so code that builds Settings gets exactly
 // what it wrote.
 type Settings struct {
-	Network                  Network
-	Filesystem               Filesystem
-	IgnoreViolations         map[string][]string // command pattern ("*" for all) → paths
-	MandatoryDenySearchDepth int                 // 1–10; 0 means the default, 3
+	Network                   Network
+	Filesystem                Filesystem
+	IgnoreViolations          map[string][]string // command pattern ("*" for all) → paths
+	MandatoryDenySearchDepth  int                 // 1–10; 0 means the default, 3
 	EnableWeakerNestedSandbox bool
-	BwrapPath                string   // absolute path of bwrap; "" finds it on PATH
-	GitSafeDirectories       []string // git.safeDirectories
-	MacOS                    MacOS    // accepted everywhere, enforced only on macOS
+	BwrapPath                 string   // absolute path of bwrap; "" finds it on PATH
+	GitSafeDirectories        []string // git.safeDirectories
+	MacOS                     MacOS    // accepted everywhere, enforced only on macOS
 }
 
 // Network is the "network" object.
