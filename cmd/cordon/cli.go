@@ -31,6 +31,8 @@ const usage = `usage:
   cordon explain [-s FILE]                        print the effective policy
   cordon explain [-s FILE] read|write PATH        may the sandbox read/write PATH?
   cordon explain [-s FILE] connect HOST[:PORT]    may the sandbox connect to HOST?
+  cordon proxy [-s FILE] [--http-port N] [--socks-port N] [--no-auth]
+                                                  run the filtering proxies in the foreground
   cordon version
 
 Everything after the first word that is not a flag, or after --, belongs to
@@ -111,7 +113,7 @@ type invocation struct {
 
 // verbs are recognised only as the first word that is not a flag, and not
 // after "--".
-var verbs = map[string]bool{"explain": true, "version": true, "help": true}
+var verbs = map[string]bool{"explain": true, "version": true, "help": true, "proxy": true}
 
 func parseArgs(args []string) (invocation, error) {
 	var inv invocation
@@ -160,6 +162,8 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitOK, nil
 	case "explain":
 		return explain(inv.g, inv.args, stdout, stderr)
+	case "proxy":
+		return proxyVerb(inv.g, inv.args, stdout, stderr)
 	}
 	p, err := loadPolicy(inv.g.settings, stderr, inv.g.debug)
 	if err != nil {

@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// The Linux bridge: cordon's init inside the sandbox accepts each client's
+// TCP connection on the sandbox's own loopback and hands the socket itself
+// to the host proxies over a socketpair it inherited, one SCM_RIGHTS
+// message per connection. The proxies then splice TCP to TCP and the
+// bridge leaves the data path. The message's one data byte says which
+// proxy the connection is for.
+const (
+	TagHTTP  = 'H'
+	TagSOCKS = 'S'
+)
+
+// SendConn hands fd (an accepted TCP socket) over the socketpair end sp,
+// tagged for the HTTP or SOCKS proxy.
+func SendConn(sp *net.UnixConn, tag byte, fd int) error {
+	rights := unix.UnixRights(fd)
+	n, oobn, err := sp.WriteMsgUnix([]byte{tag}, rights, nil)
+	if err != nil {
+		return err
+	}
+	if n != 1 || oobn != len(rights) {
+		return errors.New("short write on the bridge socket")
+	}
+	return nil
+}
+
+// ServeFDs receives connections handed over sp until sp reaches EOF or
+// the Server closes, and serves each with the proxy its tag names. Every
+// received descriptor must be a connected TCP socket; anything else is
+// closed and reported, so a compromised sandbox cannot hand the proxy a
+// unix socket or a file.
+func (s *Server) ServeFDs(sp *net.UnixConn) error {
+	if !s.register(sp) {
+		return net.ErrClosed
+	}
+	defer s.unregister(sp)
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, flags, _, err := sp.ReadMsgUnix(buf, oob)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) {
+				return nil // the Server closed, or the sandbox side did
+			}
+			return err
+		}
+		if n == 0 && oobn == 0 {
+			return nil // the sandbox side closed
+		}
+		fds, perr := parseRights(oob[:oobn])
+		if flags&unix.MSG_CTRUNC != 0 || perr != nil || len(fds) != 1 || n != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			continue
+		}
+		handle := s.HandleHTTP
+		switch buf[0] {
+		case TagHTTP:
+		case TagSOCKS:
+			handle = s.HandleSOCKS
+		default:
+			unix.Close(fds[0])
+			continue
+		}
+		c, err := tcpConnFromFD(fds[0])
+		if err != nil {
+			continue
+		}
+		s.spawn(c, handle)
+	}
+}
+
+func parseRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, m := range msgs {
+		r, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		fds = append(fds, r...)
+	}
+	return fds, nil
+}
+
+// tcpConnFromFD checks that fd is a TCP socket over IPv4 or IPv6 and wraps
+// it; it closes fd on every path.
+func tcpConnFromFD(fd int) (*net.TCPConn, error) {
+	if err := checkTCP(fd); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "bridged-tcp") // owns fd from here
+	c, err := net.FileConn(f)                   // dups the descriptor
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("handed socket is not TCP")
+	}
+	return tc, nil
+}
+
+func checkTCP(fd int) error {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil || typ != unix.SOCK_STREAM {
+		return fmt.Errorf("handed descriptor is not a stream socket")
+	}
+	dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil || (dom != unix.AF_INET && dom != unix.AF_INET6) {
+		return fmt.Errorf("handed socket is not IPv4 or IPv6")
+	}
+	proto, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err != nil || proto != unix.IPPROTO_TCP {
+		return fmt.Errorf("handed socket is not TCP")
+	}
+	return nil
+}
