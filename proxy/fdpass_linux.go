@@ -41,6 +41,20 @@ func SendConn(sp *net.UnixConn, tag byte, fd int) error {
 // closed and reported, so a compromised sandbox cannot hand the proxy a
 // unix socket or a file.
 func (s *Server) ServeFDs(sp *net.UnixConn) error {
+	return s.ServeFDsWith(sp, func(tag byte, c *net.TCPConn) {
+		switch tag {
+		case TagHTTP:
+			s.HandleHTTP(c)
+		case TagSOCKS:
+			s.HandleSOCKS(c)
+		}
+	})
+}
+
+// ServeFDsWith is ServeFDs with another handler for each verified TCP
+// connection and its tag (for forwarding to an external proxy). handle runs
+// in its own tracked goroutine; the connection is closed after it.
+func (s *Server) ServeFDsWith(sp *net.UnixConn, handle func(tag byte, c *net.TCPConn)) error {
 	if !s.register(sp) {
 		return net.ErrClosed
 	}
@@ -65,12 +79,8 @@ func (s *Server) ServeFDs(sp *net.UnixConn) error {
 			}
 			continue
 		}
-		handle := s.HandleHTTP
-		switch buf[0] {
-		case TagHTTP:
-		case TagSOCKS:
-			handle = s.HandleSOCKS
-		default:
+		tag := buf[0]
+		if tag != TagHTTP && tag != TagSOCKS {
 			unix.Close(fds[0])
 			continue
 		}
@@ -78,7 +88,7 @@ func (s *Server) ServeFDs(sp *net.UnixConn) error {
 		if err != nil {
 			continue
 		}
-		s.spawn(c, handle)
+		s.spawn(c, func(net.Conn) { handle(tag, c) })
 	}
 }
 

@@ -95,3 +95,7 @@ func closeWrite(c net.Conn) {
 	}
 	c.Close()
 }
+
+// Join copies between a and b in both directions until both end, then
+// closes both (for forwarding to an external proxy).
+func Join(a, b net.Conn) { tunnel(a, nil, b, nil) }

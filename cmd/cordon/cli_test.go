@@ -210,14 +210,18 @@ func TestCLIDefaultSettingsFile(t *testing.T) {
 	}
 }
 
-// Until a platform backend exists, running refuses; it never runs the
-// command unsandboxed.
+// Without bubblewrap cordon refuses, naming the package to install; it
+// never runs the command unsandboxed.
 func TestCLINeverRunsUnsandboxed(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
-	r := cordon(t, dir, "touch", marker)
-	if r.code != 125 || !strings.Contains(r.stderr, "no sandbox backend") {
-		t.Errorf("run: %+v", r)
+	cmd := exec.Command(cordonBin, "/usr/bin/touch", marker)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + dir, "HOME=" + dir}
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 125 || !strings.Contains(string(out), "apt-get install bubblewrap") {
+		t.Errorf("without bwrap: %v %s", err, out)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran without a sandbox")

@@ -18,5 +18,8 @@ import (
 )
 
 func main() {
+	if code, ok := internalStage(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

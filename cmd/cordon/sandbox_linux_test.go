@@ -1,0 +1,311 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// End-to-end tests of the Linux sandbox: the real binary under real
+// bubblewrap, each checking the effect on the host.
+
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed (apt-get install bubblewrap); the sandbox tests need it")
+	}
+}
+
+// sandbox is a working directory with a settings file.
+type sandbox struct {
+	t        *testing.T
+	dir      string // the working directory (writable by default)
+	settings string
+}
+
+func newSandbox(t *testing.T, settings string) *sandbox {
+	t.Helper()
+	needBwrap(t)
+	dir := hostTempDir(t)
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	s := &sandbox{t: t, dir: work}
+	if settings != "" {
+		s.settings = writeFile(t, dir, "settings.json", strings.ReplaceAll(settings, "$DIR", dir))
+	}
+	return s
+}
+
+// hostTempDir is a temp dir outside /tmp: the sandbox has its own /tmp, so
+// host paths under /tmp are invisible inside and would make read tests
+// pass for the wrong reason.
+func hostTempDir(t *testing.T) string {
+	t.Helper()
+	base := "/var/tmp"
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		t.Skip("no /var/tmp for test files outside the sandbox's private /tmp")
+	}
+	dir, err := os.MkdirTemp(base, "cordon-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir, _ = filepath.EvalSymlinks(dir)
+	return dir
+}
+
+func (s *sandbox) run(args ...string) result {
+	s.t.Helper()
+	if s.settings != "" {
+		args = append([]string{"-s", s.settings}, args...)
+	}
+	return cordon(s.t, s.dir, args...)
+}
+
+func (s *sandbox) sh(script string) result {
+	s.t.Helper()
+	return s.run("--", "/bin/sh", "-c", script)
+}
+
+func TestSandboxRunsAndPassesStatus(t *testing.T) {
+	s := newSandbox(t, "")
+	if r := s.run("echo", "hello"); r.code != 0 || r.stdout != "hello\n" {
+		t.Fatalf("echo: %+v", r)
+	}
+	tests := []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"sh", "-c", "exit 42"}, 42, ""},
+		{[]string{"sh", "-c", "kill -TERM $$"}, 143, ""},
+		{[]string{"no-such-command-xyz"}, 127, "not found"},
+		{[]string{"./not-exec"}, 126, "not executable"},
+		{[]string{"-c", "echo $0-$1", "a", "b"}, 0, ""},
+	}
+	os.WriteFile(filepath.Join(s.dir, "not-exec"), []byte("#!/bin/sh\n"), 0o644)
+	for _, tc := range tests {
+		r := s.run(tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.err) {
+			t.Errorf("%q: %+v, want exit %d and %q", tc.args, r, tc.code, tc.err)
+		}
+	}
+	if r := s.run("-c", "echo $0-$1", "a", "b"); r.stdout != "a-b\n" {
+		t.Errorf("-c with arguments: %q", r.stdout)
+	}
+}
+
+func TestSandboxProcessState(t *testing.T) {
+	s := newSandbox(t, "")
+	r := s.sh("grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; echo pid=$$; id -u")
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "pid=1\n") {
+		t.Errorf("the command must not be PID 1 (cordon's init is):\n%s", r.stdout)
+	}
+	if strings.HasSuffix(r.stdout, "\n0\n") {
+		t.Errorf("the command runs as uid 0 inside:\n%s", r.stdout)
+	}
+}
+
+func TestSandboxFilesystem(t *testing.T) {
+	s := newSandbox(t, `{
+  "filesystem": {
+    "denyRead": ["$DIR/secret", "$DIR/work/hidden.txt"],
+    "allowRead": ["$DIR/secret/public"],
+    "allowWrite": ["."],
+    "denyWrite": ["$DIR/work/.env", "$DIR/work/*.pem"]
+  }
+}`)
+	root := filepath.Dir(s.dir)
+	os.MkdirAll(filepath.Join(root, "secret/public"), 0o755)
+	os.WriteFile(filepath.Join(root, "secret/key"), []byte("TOPSECRET"), 0o600)
+	os.WriteFile(filepath.Join(root, "secret/public/readme"), []byte("PUBLIC"), 0o644)
+	os.WriteFile(filepath.Join(s.dir, "hidden.txt"), []byte("HIDDEN"), 0o644)
+	os.WriteFile(filepath.Join(s.dir, ".env"), []byte("A=1"), 0o644)
+	os.WriteFile(filepath.Join(s.dir, "server.pem"), []byte("PEM"), 0o644)
+	os.WriteFile(filepath.Join(s.dir, ".bashrc"), []byte("# rc"), 0o644)
+	os.Symlink(filepath.Join(root, "secret"), filepath.Join(s.dir, "link"))
+
+	reads := []struct {
+		path  string
+		leaks string
+	}{
+		{root + "/secret/key", "TOPSECRET"},
+		{"link/key", "TOPSECRET"},                               // through a symlink
+		{"../secret/key", "TOPSECRET"},                          // through ..
+		{"/proc/self/root" + root + "/secret/key", "TOPSECRET"}, // through /proc/self/root
+		{"hidden.txt", "HIDDEN"},
+	}
+	for _, rd := range reads {
+		r := s.sh("cat " + rd.path)
+		if strings.Contains(r.stdout, rd.leaks) {
+			t.Errorf("read %s leaked: %+v", rd.path, r)
+		}
+	}
+	if r := s.sh("cat " + root + "/secret/public/readme"); r.stdout != "PUBLIC" {
+		t.Errorf("allowRead inside denyRead: %+v", r)
+	}
+
+	writes := []struct {
+		script string
+		check  string // host path that must not change / appear
+		want   string // its content afterwards ("" = must not exist)
+	}{
+		{"echo x > " + root + "/outside", root + "/outside", ""},
+		{"echo x > .env", s.dir + "/.env", "A=1"},
+		{"echo x > server.pem", s.dir + "/server.pem", "PEM"},
+		{"rm -f .env", s.dir + "/.env", "A=1"},
+		{"mv .env moved", s.dir + "/.env", "A=1"},
+		{"echo x >> .bashrc", s.dir + "/.bashrc", "# rc"},
+		{"echo x > .zshrc", s.dir + "/.zshrc", ""},
+		{"mkdir .vscode", s.dir + "/.vscode", ""},
+		{"echo x > link/new", root + "/secret/new", ""},
+		{"echo x > /tmp/cordon-private-tmp-test", "/tmp/cordon-private-tmp-test", ""},
+		{"echo x > " + root + "/secret/public/new", root + "/secret/public/new", ""},
+	}
+	for _, w := range writes {
+		s.sh(w.script)
+		b, err := os.ReadFile(w.check)
+		switch {
+		case w.want == "" && err == nil:
+			t.Errorf("%q created %s on the host", w.script, w.check)
+		case w.want != "" && string(b) != w.want:
+			t.Errorf("%q changed %s to %q", w.script, w.check, b)
+		}
+	}
+	if r := s.sh("echo ok > made.txt && cat made.txt"); r.stdout != "ok\n" {
+		t.Errorf("write in the working directory: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.dir, "made.txt")); string(b) != "ok\n" {
+		t.Errorf("the allowed write did not reach the host: %q", b)
+	}
+	// Placeholders over protected names leave nothing behind.
+	for _, n := range []string{".zshrc", ".profile", ".mcp.json", ".idea", ".claude"} {
+		if _, err := os.Lstat(filepath.Join(s.dir, n)); err == nil {
+			t.Errorf("%s left behind on the host", n)
+		}
+	}
+}
+
+func TestSandboxNetwork(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	origin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer origin.Close()
+	go http.Serve(origin, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "from-host") }))
+	port := origin.Addr().(*net.TCPAddr).Port
+	s := newSandbox(t, fmt.Sprintf(`{"network": {"allowedDomains": ["127.0.0.1:%d", "localhost:%d"], "deniedDomains": ["evil.example"]}}`, port, port))
+	if r := s.sh(fmt.Sprintf("curl -sS http://127.0.0.1:%d/", port)); r.stdout != "from-host" {
+		t.Errorf("allowed host through the bridge: %+v", r)
+	}
+	if r := s.sh(fmt.Sprintf("curl -sS http://localhost:%d/", port)); r.stdout != "from-host" {
+		t.Errorf("allowed localhost:PORT with plain curl: %+v", r)
+	}
+	r := s.sh("curl -sS -o /dev/null -w '%{http_code}' http://evil.example/")
+	if r.stdout != "403" || !strings.Contains(r.stderr, "cordon: blocked network-outbound evil.example:80") {
+		t.Errorf("denied host: %+v", r)
+	}
+	if r := s.sh(fmt.Sprintf("curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:%d/", port)); r.code == 0 || strings.Contains(r.stdout, "from-host") {
+		t.Errorf("a direct connection bypassed the proxy: %+v", r)
+	}
+	if r := s.sh("getent hosts example.com"); r.code == 0 {
+		t.Errorf("DNS resolved inside the sandbox: %+v", r)
+	}
+}
+
+func TestSandboxSeccomp(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	s := newSandbox(t, "")
+	probe := `
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(name, *args):
+    r = libc.syscall(*args)
+    print(name, "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); print("unix ok")
+except OSError as e: print("unix", errno.errorcode[e.errno])
+sc("io_uring_setup", 425, 1, ctypes.create_string_buffer(120))
+sc("unshare", 272, 0x10000000)
+sc("ptrace_attach_1", 101, 16, 1, 0, 0)
+sc("mknod", 133, b"/tmp/dev", 0o20666, 0x0103)
+try:
+    open("/proc/1/mem", "rb").read(1); print("pid1mem ok")
+except OSError as e: print("pid1mem", errno.errorcode[e.errno])
+`
+	r := s.run("--", "python3", "-c", probe)
+	for _, want := range []string{"unix EPERM", "io_uring_setup EPERM", "unshare EPERM", "ptrace_attach_1 EPERM", "pid1mem EACCES"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("want %q in:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "mknod ok") {
+		t.Errorf("mknod of a device worked:\n%s", r.stdout)
+	}
+	if r := s.sh("unshare -U true"); r.code == 0 {
+		t.Errorf("unshare -U worked: %+v", r)
+	}
+}
+
+// Nothing is left behind: background processes die with the command, and
+// cordon's death takes the whole tree with it.
+func TestSandboxLeavesNothing(t *testing.T) {
+	s := newSandbox(t, "")
+	marker := fmt.Sprintf("cordon-leak-%d", time.Now().UnixNano())
+	s.sh("(exec -a " + marker + " sleep 300) & echo started")
+	time.Sleep(200 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) > 0 {
+		t.Errorf("a background process outlived the sandbox: %s", out)
+	}
+	cmd := exec.Command(cordonBin, "--", "sh", "-c", "exec -a "+marker+" sleep 300")
+	cmd.Dir = s.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(300 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) > 0 {
+		t.Errorf("the sandbox outlived a killed cordon: %s", out)
+	}
+}
+
+func TestSandboxSignals(t *testing.T) {
+	s := newSandbox(t, "")
+	cmd := exec.Command(cordonBin, "--", "sh", "-c", `trap 'echo got-INT; exit 3' INT; echo ready; while :; do sleep 0.05; done`)
+	cmd.Dir = s.dir
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	io.ReadFull(out, buf)
+	cmd.Process.Signal(syscall.SIGINT)
+	rest, _ := io.ReadAll(out)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(string(rest), "got-INT") {
+		t.Errorf("SIGINT to cordon did not reach the command: %v %q", err, rest)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package main
+
+func internalStage(args []string) (int, bool) { return 0, false }

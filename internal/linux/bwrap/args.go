@@ -1,0 +1,383 @@
+// Package bwrap turns a policy into bubblewrap's argument list: the mount
+// layout that enforces the filesystem rules, and the namespace and process
+// flags of cordon's Linux sandbox.
+//
+// Build is a pure function of the policy and of what exists on disk when it
+// runs (it stats paths, expands globs and looks for protected names); it
+// starts nothing. The order of the mounts is the enforcement: bubblewrap
+// applies them in sequence, so every path is mounted after its parents and
+// the most specific rule is mounted last.
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// InitPath is where the cordon binary appears inside every sandbox. /dev is
+// bubblewrap's own tmpfs, so the mount point never touches the host.
+const InitPath = "/dev/.cordon"
+
+// Plan is what a sandbox needs besides the policy.
+type Plan struct {
+	Policy *policy.Policy
+	Self   string // the cordon binary on the host, bound read-only at InitPath
+	UID    int    // uid and gid inside the sandbox
+	GID    int
+	// NewSession detaches the sandbox from the terminal (setsid). Without a
+	// terminal on stdin it should be true; with one, false keeps job control
+	// working (TIOCSTI is refused by seccomp either way).
+	NewSession bool
+	StatusFD   int // --json-status-fd; 0 for none
+	// MaxGlobMatches bounds how many paths one glob may expand to
+	// (default 10,000): a broader glob is refused rather than half-applied.
+	MaxGlobMatches int
+}
+
+// Result is the argument list and what it will leave on the host.
+type Result struct {
+	// Args are bubblewrap's options, without the command: bubblewrap reads
+	// them from --args FD, and the command ("--", COMMAND...) must follow on
+	// its real command line.
+	Args []string
+	// Created are paths bubblewrap will create on the host as mount points
+	// (placeholders over protected names that do not exist yet, and their
+	// missing parents), parents first. Remove them after the run if they are
+	// still empty.
+	Created []string
+	// Warnings name rules that could not apply (a missing allowWrite path).
+	Warnings []string
+}
+
+// mount kinds, in the words of the rule they enforce.
+type mountKind int
+
+const (
+	writable mountKind = iota // --bind
+	readOnly                  // --ro-bind
+	hidden                    // --tmpfs (dirs) or /dev/null (files), then read-only
+)
+
+type mnt struct {
+	path string
+	kind mountKind
+	dir  bool
+}
+
+// Build returns bubblewrap's arguments for p.
+func Build(p Plan) (Result, error) {
+	pol := p.Policy
+	if p.MaxGlobMatches == 0 {
+		p.MaxGlobMatches = 10000
+	}
+	var res Result
+	paths := map[string]bool{} // candidate mount paths (resolved, existing)
+	add := func(path string) { paths[path] = true }
+
+	roots := []string{} // writable roots that exist
+	for i, w := range pol.AllowWrite {
+		matches, err := expandRule(w, p.MaxGlobMatches)
+		if err != nil {
+			return res, fmt.Errorf("filesystem.allowWrite[%d]: %w", i, err)
+		}
+		if len(matches) == 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("filesystem.allowWrite[%d] %q does not exist; skipped", i, w.Spec))
+		}
+		for _, m := range matches {
+			add(m)
+			roots = append(roots, m)
+		}
+	}
+	for _, list := range []struct {
+		field string
+		rules []policy.Path
+	}{{"denyRead", pol.DenyRead}, {"allowRead", pol.AllowRead}, {"denyWrite", pol.DenyWrite}} {
+		for i, r := range list.rules {
+			matches, err := expandRule(r, p.MaxGlobMatches)
+			if err != nil {
+				return res, fmt.Errorf("filesystem.%s[%d]: %w", list.field, i, err)
+			}
+			for _, m := range matches {
+				add(m)
+			}
+		}
+	}
+
+	// Protected names: existing ones below every writable root (to the
+	// search depth) are mounted read-only; missing ones at the top of each
+	// root get a read-only placeholder so they cannot be created.
+	for _, root := range roots {
+		found, err := findProtected(pol, root, pol.Settings.MandatoryDenySearchDepth)
+		if err != nil {
+			return res, err
+		}
+		for _, f := range found {
+			add(f)
+		}
+		for _, ph := range placeholders(pol, root) {
+			for _, dir := range missingParents(root, ph) {
+				res.Created = append(res.Created, dir)
+			}
+			res.Created = append(res.Created, ph)
+			paths[ph] = true
+		}
+	}
+
+	var mounts []mnt
+	for path := range paths {
+		if contains(res.Created, path) {
+			mounts = append(mounts, mnt{path, hidden, false}) // a /dev/null placeholder
+			continue
+		}
+		if !visible(path, roots) {
+			continue
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			continue // vanished, or unreadable: nothing to mount over
+		}
+		kind, err := decide(pol, path)
+		if err != nil {
+			return res, err
+		}
+		mounts = append(mounts, mnt{path, kind, st.IsDir()})
+	}
+	// Parents before children; a path's own mount before deeper ones.
+	sort.Slice(mounts, func(i, j int) bool {
+		di, dj := depth(mounts[i].path), depth(mounts[j].path)
+		if di != dj {
+			return di < dj
+		}
+		return mounts[i].path < mounts[j].path
+	})
+
+	a := []string{
+		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", strconv.Itoa(p.UID), "--gid", strconv.Itoa(p.GID),
+		"--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+	}
+	if p.NewSession {
+		a = append(a, "--new-session")
+	}
+	var remount []string
+	var emitted []mnt
+	for _, m := range mounts {
+		// A mount that changes nothing (read-only under read-only, writable
+		// under the same writable bind, hidden under hidden) costs start-up
+		// time and is left out.
+		if m.kind == nearest(emitted, m.path) {
+			continue
+		}
+		emitted = append(emitted, m)
+		switch {
+		case m.kind == writable:
+			a = append(a, "--bind", m.path, m.path)
+		case m.kind == readOnly:
+			a = append(a, "--ro-bind", m.path, m.path)
+		case m.dir:
+			a = append(a, "--perms", "0755", "--tmpfs", m.path)
+			remount = append(remount, m.path)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", m.path)
+		}
+	}
+	// Hidden directories become read-only only now: until here their
+	// tmpfs had to take mount points for the paths re-opened inside them.
+	for i := len(remount) - 1; i >= 0; i-- {
+		a = append(a, "--remount-ro", remount[i])
+	}
+	a = append(a, "--ro-bind", p.Self, InitPath, "--chdir", pol.Env.Dir, "--clearenv")
+	if p.StatusFD > 0 {
+		a = append(a, "--json-status-fd", strconv.Itoa(p.StatusFD))
+	}
+	res.Args = a
+	return res, nil
+}
+
+// decide says how path is mounted, from the policy's verdicts on it.
+func decide(pol *policy.Policy, path string) (mountKind, error) {
+	rv, err := pol.CheckRead(path)
+	if err != nil {
+		return 0, err
+	}
+	if !rv.Allowed {
+		return hidden, nil
+	}
+	wv, err := pol.CheckWrite(path)
+	if err != nil {
+		return 0, err
+	}
+	// Field is empty for the private /tmp, which is not a host path.
+	if wv.Allowed && wv.Field != "" {
+		return writable, nil
+	}
+	return readOnly, nil
+}
+
+// nearest is the kind of the closest mount above path: what path is now,
+// before its own mount. Everything starts read-only (--ro-bind / /).
+func nearest(emitted []mnt, path string) mountKind {
+	best, kind := -1, readOnly
+	for _, e := range emitted {
+		if (path == e.path || strings.HasPrefix(path, e.path+"/")) && len(e.path) > best {
+			best, kind = len(e.path), e.kind
+		}
+	}
+	return kind
+}
+
+// visible: the sandbox has its own /tmp, /dev and /proc; a host path under
+// them is mounted only when it is inside a writable root the user named.
+func visible(path string, roots []string) bool {
+	for _, own := range []string{"/tmp", "/dev", "/proc"} {
+		if path == own || strings.HasPrefix(path, own+"/") {
+			for _, r := range roots {
+				if path == r || strings.HasPrefix(path, r+"/") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// expandRule returns the existing paths a rule names, symlinks resolved: the
+// resolved form of a plain path, or every match of a glob on disk now.
+func expandRule(r policy.Path, max int) ([]string, error) {
+	if !r.Glob {
+		if _, err := os.Lstat(r.Resolved); err != nil {
+			return nil, nil
+		}
+		real, err := filepath.EvalSymlinks(r.Resolved)
+		if err != nil {
+			return nil, nil
+		}
+		return []string{real}, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, form := range r.Forms() {
+		err := doublestar.GlobWalk(os.DirFS("/"), strings.TrimPrefix(form, "/"), func(p string, d fs.DirEntry) error {
+			real, err := filepath.EvalSymlinks("/" + p)
+			if err != nil || seen[real] {
+				return nil
+			}
+			seen[real] = true
+			out = append(out, real)
+			if len(out) > max {
+				return errTooMany
+			}
+			return nil
+		}, doublestar.WithNoFollow())
+		if errors.Is(err, errTooMany) {
+			return nil, fmt.Errorf("glob %q matches more than %d paths; narrow it", r.Spec, max)
+		}
+	}
+	return out, nil
+}
+
+var errTooMany = errors.New("too many matches")
+
+// findProtected walks root to depth looking for protected names.
+func findProtected(pol *policy.Policy, root string, depthLimit int) ([]string, error) {
+	names := pol.MandatoryDenyNames()
+	var out []string
+	var walk func(dir, rel string, d int)
+	walk = func(dir, rel string, d int) {
+		if d > depthLimit {
+			return
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			r := e.Name()
+			if rel != "" {
+				r = rel + "/" + e.Name()
+			}
+			full := filepath.Join(dir, e.Name())
+			if matchesTail(r, names) {
+				out = append(out, full)
+				continue
+			}
+			if e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+				walk(full, r, d+1)
+			}
+		}
+	}
+	walk(root, "", 1)
+	return out, nil
+}
+
+// matchesTail: rel ends with one of the protected names, by whole
+// components (".git/hooks" matches "sub/.git/hooks", not "x.git/hooks").
+func matchesTail(rel string, names []string) bool {
+	for _, n := range names {
+		if rel == n || strings.HasSuffix(rel, "/"+n) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholders lists protected names missing at the top of root that get a
+// read-only /dev/null mount so they cannot be created. .git's contents are
+// covered only when .git exists: a placeholder there would break git init
+// (the create-time guard covers new repositories).
+func placeholders(pol *policy.Policy, root string) []string {
+	var out []string
+	for _, n := range pol.MandatoryDenyNames() {
+		if strings.HasPrefix(n, ".git/") {
+			if st, err := os.Stat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
+				continue
+			}
+		}
+		p := filepath.Join(root, n)
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		// A parent that exists but is not a directory cannot hold it.
+		if st, err := os.Lstat(filepath.Dir(p)); err == nil && !st.IsDir() {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func missingParents(root, p string) []string {
+	var out []string
+	for dir := filepath.Dir(p); dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		out = append([]string{dir}, out...)
+	}
+	return out
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

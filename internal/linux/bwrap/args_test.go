@@ -1,0 +1,190 @@
+package bwrap
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// tree makes files (ending in "/" for directories) under a fresh root.
+func tree(t *testing.T, paths ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	for _, p := range paths {
+		full := filepath.Join(root, p)
+		if strings.HasSuffix(p, "/") {
+			os.MkdirAll(full, 0o755)
+			continue
+		}
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte("x"), 0o644)
+	}
+	return root
+}
+
+func build(t *testing.T, root string, fsys policy.Filesystem) Result {
+	t.Helper()
+	pol, err := policy.New(policy.Settings{Filesystem: fsys}, policy.Env{Dir: root, Home: filepath.Join(root, "home")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Build(Plan{Policy: pol, Self: "/usr/bin/cordon", UID: 1000, GID: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// mountsOf renders the mount operations as "op path" lines, in order.
+func mountsOf(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--bind", "--ro-bind":
+			out = append(out, args[i]+" "+args[i+1]+" "+args[i+2])
+			i += 2
+		case "--tmpfs", "--remount-ro", "--proc", "--dev":
+			out = append(out, args[i]+" "+args[i+1])
+			i++
+		case "--perms", "--uid", "--gid", "--chdir", "--setenv", "--json-status-fd", "--cap-drop":
+			i++
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestBuildLayout(t *testing.T) {
+	root := tree(t, "work/src/main.go", "work/.env", "work/secrets/key", "work/secrets/pub/id.pub",
+		"work/.git/hooks/", "work/.git/config", "work/sub/.bashrc", "work/.ssh/id", "out/")
+	w := filepath.Join(root, "work")
+	res := build(t, root, policy.Filesystem{
+		AllowWrite: []policy.Entry{{Path: w}, {Path: filepath.Join(root, "out")}, {Path: filepath.Join(root, "missing")}},
+		DenyRead:   []policy.Entry{{Path: filepath.Join(w, "secrets")}, {Path: filepath.Join(w, ".ssh")}},
+		AllowRead:  []policy.Entry{{Path: filepath.Join(w, "secrets/pub")}},
+		DenyWrite:  []policy.Entry{{Path: filepath.Join(w, "*.go"), Literal: false}, {Path: filepath.Join(w, ".env")}},
+	})
+	m := mountsOf(res.Args)
+	want := []string{
+		"--ro-bind / /", "--dev /dev", "--proc /proc", "--tmpfs /tmp",
+		"--bind " + w + " " + w,
+		"--bind " + root + "/out " + root + "/out",
+		"--tmpfs " + w + "/secrets",                          // hidden
+		"--bind " + w + "/secrets/pub " + w + "/secrets/pub", // re-opened, writable (in allowWrite)
+		"--ro-bind /dev/null " + w + "/.env",                 // denyWrite file... hidden? no: read-only
+		"--tmpfs " + w + "/.ssh",
+		"--ro-bind " + w + "/.git/hooks " + w + "/.git/hooks",
+		"--ro-bind " + w + "/.git/config " + w + "/.git/config",
+		"--ro-bind " + w + "/sub/.bashrc " + w + "/sub/.bashrc",
+		"--ro-bind /dev/null " + w + "/.bashrc", // placeholder for a missing protected name
+		"--remount-ro " + w + "/secrets",
+		"--ro-bind /usr/bin/cordon " + InitPath,
+	}
+	want[8] = "--ro-bind " + w + "/.env " + w + "/.env"
+	for _, x := range want {
+		if indexOf(m, x) < 0 {
+			t.Errorf("missing %q in\n%s", x, strings.Join(m, "\n"))
+		}
+	}
+	// Order: parents before children, hides before their re-opens, the
+	// re-open before the remount.
+	order := [][2]string{
+		{"--bind " + w + " " + w, "--tmpfs " + w + "/secrets"},
+		{"--tmpfs " + w + "/secrets", "--bind " + w + "/secrets/pub " + w + "/secrets/pub"},
+		{"--bind " + w + "/secrets/pub " + w + "/secrets/pub", "--remount-ro " + w + "/secrets"},
+	}
+	for _, o := range order {
+		if a, b := indexOf(m, o[0]), indexOf(m, o[1]); a < 0 || b < 0 || a > b {
+			t.Errorf("%q must come before %q:\n%s", o[0], o[1], strings.Join(m, "\n"))
+		}
+	}
+	// The glob expanded to the file that exists now.
+	if indexOf(m, "--ro-bind "+w+"/src/main.go "+w+"/src/main.go") >= 0 {
+		t.Errorf("*.go (one component) must not match src/main.go")
+	}
+	// Nothing is mounted that changes nothing: ~/.ssh/id under a hidden
+	// dir, the secrets' key.
+	for _, x := range m {
+		if strings.Contains(x, "/secrets/key") || strings.Contains(x, ".ssh/id") {
+			t.Errorf("redundant mount %q", x)
+		}
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "missing") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	// Placeholders at the top of each writable root, .git's included
+	// because .git exists in work but not in out.
+	for _, c := range []string{w + "/.bashrc", w + "/.vscode", w + "/.claude", w + "/.claude/commands", root + "/out/.zshrc"} {
+		if indexOf(res.Created, c) < 0 {
+			t.Errorf("Created lacks %q: %q", c, res.Created)
+		}
+	}
+	for _, c := range res.Created {
+		if strings.HasPrefix(c, root+"/out/.git/") {
+			t.Errorf("placeholder inside a .git that does not exist: %q", c)
+		}
+	}
+}
+
+func TestBuildFlags(t *testing.T) {
+	root := tree(t, "w/")
+	pol, _ := policy.New(policy.Settings{Filesystem: policy.Filesystem{AllowWrite: []policy.Entry{{Path: root + "/w"}}}}, policy.Env{Dir: root + "/w", Home: root})
+	for _, ns := range []bool{true, false} {
+		res, err := Build(Plan{Policy: pol, Self: "/x/cordon", UID: 1000, GID: 1001, NewSession: ns, StatusFD: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := strings.Join(res.Args, " ")
+		for _, f := range []string{"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--as-pid-1",
+			"--cap-drop ALL", "--uid 1000 --gid 1001", "--chdir " + root + "/w", "--clearenv", "--json-status-fd 5"} {
+			if !strings.Contains(a, f) {
+				t.Errorf("args lack %q: %s", f, a)
+			}
+		}
+		if strings.Contains(a, "--new-session") != ns {
+			t.Errorf("NewSession=%v: %s", ns, a)
+		}
+	}
+}
+
+// Host paths under the sandbox's own /tmp are not exposed unless a
+// writable root the user named holds them.
+func TestBuildPrivateTmp(t *testing.T) {
+	if !strings.HasPrefix(os.TempDir(), "/tmp") {
+		t.Skip("temp dir is not under /tmp")
+	}
+	root := tree(t, "a/secret", "w/")
+	res := build(t, root, policy.Filesystem{
+		AllowWrite: []policy.Entry{{Path: root + "/w"}},
+		DenyWrite:  []policy.Entry{{Path: root + "/a/secret"}},
+	})
+	for _, x := range mountsOf(res.Args) {
+		if strings.Contains(x, root+"/a") {
+			t.Errorf("a host /tmp path outside any writable root is mounted: %q", x)
+		}
+	}
+}
+
+func TestBuildGlobLimit(t *testing.T) {
+	root := tree(t, "w/a.pem", "w/b.pem", "w/c.pem")
+	pol, _ := policy.New(policy.Settings{Filesystem: policy.Filesystem{
+		AllowWrite: []policy.Entry{{Path: root + "/w"}},
+		DenyWrite:  []policy.Entry{{Path: root + "/w/*.pem"}},
+	}}, policy.Env{Dir: root, Home: root})
+	_, err := Build(Plan{Policy: pol, Self: "/x", MaxGlobMatches: 2})
+	if err == nil || !strings.Contains(err.Error(), "filesystem.denyWrite[0]") || !strings.Contains(err.Error(), "more than 2") {
+		t.Fatalf("want a refusal of the broad glob, got %v", err)
+	}
+}

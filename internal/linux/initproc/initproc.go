@@ -1,0 +1,344 @@
+//go:build linux
+
+// Package initproc is cordon's code inside the sandbox. bubblewrap starts
+// the cordon binary (bound at /dev/.cordon) as PID 1 of the sandbox; main
+// hands over to this package before anything else runs:
+//
+//	__cordon-init     PID 1: the network bridge, signal forwarding, reaping.
+//	                  Unfiltered, non-dumpable, invisible to nothing but
+//	                  its own children's ps.
+//	__cordon-exec     between PID 1 and the command: installs the seccomp
+//	                  filter (which the command then inherits) and execs.
+//	__cordon-connect  ssh's ProxyCommand: a SOCKS5 CONNECT over stdio.
+//
+// PID 1 never runs under the filter, so it can later supervise it; the
+// command cannot reach PID 1: ptrace and process_vm_* are refused by the
+// filter, /proc/1's private files are closed to it because PID 1 is
+// non-dumpable, and signals PID 1 does not handle are dropped by the
+// kernel for a namespace's init.
+package initproc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
+	"github.com/cordon-sandbox/cordon/proxy"
+	"golang.org/x/sys/unix"
+)
+
+// Stage names, as os.Args[1].
+const (
+	InitArg    = "__cordon-init"
+	ExecArg    = "__cordon-exec"
+	ConnectArg = "__cordon-connect"
+)
+
+// Inherited descriptors of the init stage.
+const (
+	ConfigFD = 3 // the Config, JSON, then EOF
+	BridgeFD = 4 // SOCK_SEQPACKET socketpair to the host proxies; absent without a bridge
+)
+
+// Config is what the host tells the init stage.
+type Config struct {
+	Argv      []string
+	Env       []string // the command's environment
+	Dir       string
+	HTTPPort  int // bridge listeners on the sandbox's loopback; 0: no bridge
+	SOCKSPort int
+	Seccomp   seccomp.Options
+	// TTY: the sandbox shares the caller's terminal session, so terminal
+	// signals (Ctrl-C) reach the command directly and are not forwarded.
+	TTY bool
+}
+
+// Exit codes shared with the host side.
+const (
+	ExitFailure  = 125
+	ExitNotExec  = 126
+	ExitNotFound = 127
+)
+
+func fail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "cordon: "+format+"\n", args...)
+	return ExitFailure
+}
+
+// Init is the sandbox's PID 1.
+func Init() int {
+	runtime.GOMAXPROCS(1)
+	// Nothing in the sandbox may read this process's memory or descriptors
+	// (the bridge socket, later the guard's listener).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("init: cannot make PID 1 non-dumpable: %v", err)
+	}
+	var cfg Config
+	cf := os.NewFile(ConfigFD, "config")
+	if err := json.NewDecoder(cf).Decode(&cfg); err != nil {
+		return fail("init: reading the configuration: %v", err)
+	}
+	cf.Close()
+	if len(cfg.Argv) == 0 {
+		return fail("init: no command")
+	}
+	var bridge *net.UnixConn
+	if cfg.HTTPPort > 0 {
+		f := os.NewFile(BridgeFD, "bridge")
+		c, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			return fail("init: the bridge socket: %v", err)
+		}
+		bridge = c.(*net.UnixConn)
+	}
+	// Whatever else was inherited must not reach the command.
+	closeExtraFDs()
+	if bridge != nil {
+		for _, l := range []struct {
+			port int
+			tag  byte
+		}{{cfg.HTTPPort, proxy.TagHTTP}, {cfg.SOCKSPort, proxy.TagSOCKS}} {
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(l.port)))
+			if err != nil {
+				return fail("init: listening for the proxy bridge on 127.0.0.1:%d: %v", l.port, err)
+			}
+			go bridgeLoop(ln.(*net.TCPListener), bridge, l.tag)
+		}
+	}
+
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs)
+	child, err := startExec(cfg)
+	if err != nil {
+		return fail("init: starting the command: %v", err)
+	}
+	for sig := range sigs {
+		s := sig.(syscall.Signal)
+		switch s {
+		case syscall.SIGCHLD:
+			if code, done := reap(child); done {
+				return code
+			}
+		case syscall.SIGURG: // the Go runtime's own preemption signal
+		case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP:
+			if !cfg.TTY {
+				syscall.Kill(child, s)
+			}
+		default:
+			syscall.Kill(child, s)
+		}
+	}
+	return ExitFailure
+}
+
+// reap collects every exited child (PID 1 inherits orphans); it reports
+// the command's own status once it has ended.
+func reap(child int) (int, bool) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err != nil || pid <= 0 {
+			return 0, false
+		}
+		if pid != child {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus(), true
+		case ws.Signaled():
+			return 128 + int(ws.Signal()), true
+		}
+	}
+}
+
+// startExec starts the exec stage with the config on its fd 3.
+func startExec(cfg Config) (int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	go func() {
+		json.NewEncoder(w).Encode(cfg)
+		w.Close()
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		self = "/proc/self/exe"
+	}
+	p, err := os.StartProcess(self, []string{"cordon", ExecArg}, &os.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   []string{"GOMAXPROCS=1"},
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, r},
+	})
+	if err != nil {
+		return 0, err
+	}
+	return p.Pid, nil
+}
+
+// bridgeLoop hands every connection accepted on the sandbox's loopback to
+// the host proxies and forgets it.
+func bridgeLoop(ln *net.TCPListener, bridge *net.UnixConn, tag byte) {
+	for {
+		c, err := ln.AcceptTCP()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		f, err := c.File()
+		c.Close()
+		if err != nil {
+			continue
+		}
+		proxy.SendConn(bridge, tag, int(f.Fd()))
+		f.Close()
+	}
+}
+
+// closeExtraFDs marks every descriptor above stderr close-on-exec.
+func closeExtraFDs() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// Exec is the stage between PID 1 and the command: it installs the filter
+// on itself (every thread) and replaces itself with the command, which
+// inherits the filter and cannot remove it.
+func Exec() int {
+	var cfg Config
+	cf := os.NewFile(ConfigFD, "config")
+	if err := json.NewDecoder(cf).Decode(&cfg); err != nil {
+		return fail("exec: reading the configuration: %v", err)
+	}
+	cf.Close()
+	path, code := lookPath(cfg.Argv[0], cfg.Env)
+	if code != 0 {
+		return code
+	}
+	prog, err := seccomp.Build(cfg.Seccomp)
+	if err != nil {
+		return fail("cannot build the seccomp filter: %v; refusing to run without it", err)
+	}
+	if err := seccomp.Install(prog); err != nil {
+		return fail("cannot install the seccomp filter: %v; refusing to run without it", err)
+	}
+	err = syscall.Exec(path, cfg.Argv, cfg.Env)
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		fmt.Fprintf(os.Stderr, "cordon: %s: not found\n", cfg.Argv[0])
+		return ExitNotFound
+	default:
+		fmt.Fprintf(os.Stderr, "cordon: %s: cannot execute: %v\n", cfg.Argv[0], err)
+		return ExitNotExec
+	}
+}
+
+// lookPath finds argv[0] on the command's PATH, inside the sandbox's view.
+func lookPath(name string, env []string) (string, int) {
+	path := ""
+	for _, kv := range env {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			path = kv[5:]
+		}
+	}
+	if containsSlash(name) {
+		st, err := os.Stat(name)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "cordon: %s: not found\n", name)
+			return "", ExitNotFound
+		case st.IsDir() || st.Mode()&0o111 == 0:
+			fmt.Fprintf(os.Stderr, "cordon: %s: not executable\n", name)
+			return "", ExitNotExec
+		}
+		return name, 0
+	}
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	sawNonExec := false
+	for _, dir := range splitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + "/" + name
+		st, err := os.Stat(p)
+		if err != nil || st.IsDir() {
+			continue
+		}
+		if st.Mode()&0o111 == 0 {
+			sawNonExec = true
+			continue
+		}
+		return p, 0
+	}
+	if sawNonExec {
+		fmt.Fprintf(os.Stderr, "cordon: %s: not executable\n", name)
+		return "", ExitNotExec
+	}
+	fmt.Fprintf(os.Stderr, "cordon: %s: command not found\n", name)
+	return "", ExitNotFound
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func splitList(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == ':' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// Connect is ssh's ProxyCommand inside the sandbox: it opens host:port
+// through the SOCKS5 proxy named by ALL_PROXY and joins it to stdio.
+func Connect(args []string) int {
+	if len(args) != 2 {
+		return fail("connect: usage: %s HOST PORT", ConnectArg)
+	}
+	c, err := proxy.DialSOCKS(os.Getenv("ALL_PROXY"), args[0], args[1])
+	if err != nil {
+		return fail("connect %s:%s: %v", args[0], args[1], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		io.Copy(c, os.Stdin)
+		c.(*net.TCPConn).CloseWrite()
+		close(done)
+	}()
+	io.Copy(os.Stdout, c)
+	return 0
+}
