@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -118,12 +119,18 @@ func printPolicy(w io.Writer, p *policy.Policy) {
 	switch {
 	case n.AllowAllUnixSockets:
 		fmt.Fprintln(w, "  unix sockets: all allowed")
+	case len(p.AllowUnixSockets) > 0 && runtime.GOOS == "linux":
+		fmt.Fprintf(w, "  unix sockets: refused (allowUnixSockets %s cannot be enforced by path on Linux yet; set allowAllUnixSockets to allow all)\n", strings.Join(forms(p.AllowUnixSockets), ", "))
 	case len(p.AllowUnixSockets) > 0:
 		fmt.Fprintf(w, "  unix sockets: only %s\n", strings.Join(forms(p.AllowUnixSockets), ", "))
 	default:
 		fmt.Fprintln(w, "  unix sockets: refused")
 	}
-	fmt.Fprintf(w, "  listening on the sandbox's own loopback: %v\n\n", onOff(n.AllowLocalBinding))
+	if runtime.GOOS == "linux" {
+		fmt.Fprintf(w, "  listening: allowed on the sandbox's own loopback, which reaches nothing outside\n\n")
+	} else {
+		fmt.Fprintf(w, "  listening on local ports: %v\n\n", onOff(n.AllowLocalBinding))
+	}
 
 	fmt.Fprintln(w, "filesystem:")
 	fmt.Fprintln(w, "  read: everywhere, except")

@@ -12,8 +12,6 @@ func internalStage(args []string) (int, bool) {
 	switch args[0] {
 	case initproc.InitArg:
 		return initproc.Init(), true
-	case initproc.ExecArg:
-		return initproc.Exec(), true
 	case initproc.ConnectArg:
 		return initproc.Connect(args[1:]), true
 	}

@@ -132,6 +132,12 @@ func Build(p Plan) (Result, error) {
 		}
 	}
 
+	// The working directory must exist inside even when no rule names it
+	// (under /tmp it would otherwise be hidden by the sandbox's own /tmp).
+	if cwd, err := filepath.EvalSymlinks(pol.Env.Dir); err == nil {
+		add(cwd)
+		roots = append(roots[:len(roots):len(roots)], cwd)
+	}
 	var mounts []mnt
 	for path := range paths {
 		if contains(res.Created, path) {
@@ -166,9 +172,16 @@ func Build(p Plan) (Result, error) {
 		"--die-with-parent", "--as-pid-1", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
-		"--proc", "/proc",
-		"--tmpfs", "/tmp",
 	}
+	if pol.Settings.EnableWeakerNestedSandbox {
+		// An unprivileged container refuses a fresh proc mount; the user
+		// asked for the weaker mode, in which the command sees the
+		// container's /proc (as srt does).
+		a = append(a, "--bind", "/proc", "/proc")
+	} else {
+		a = append(a, "--proc", "/proc")
+	}
+	a = append(a, "--tmpfs", "/tmp")
 	if p.NewSession {
 		a = append(a, "--new-session")
 	}

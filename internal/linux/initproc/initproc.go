@@ -4,18 +4,19 @@
 // the cordon binary (bound at /dev/.cordon) as PID 1 of the sandbox; main
 // hands over to this package before anything else runs:
 //
-//	__cordon-init     PID 1: the network bridge, signal forwarding, reaping.
-//	                  Unfiltered, non-dumpable, invisible to nothing but
-//	                  its own children's ps.
-//	__cordon-exec     between PID 1 and the command: installs the seccomp
-//	                  filter (which the command then inherits) and execs.
+//	__cordon-init     PID 1: the network bridge, signal forwarding, reaping,
+//	                  and the start of the command under the seccomp filter.
 //	__cordon-connect  ssh's ProxyCommand: a SOCKS5 CONNECT over stdio.
 //
-// PID 1 never runs under the filter, so it can later supervise it; the
-// command cannot reach PID 1: ptrace and process_vm_* are refused by the
-// filter, /proc/1's private files are closed to it because PID 1 is
-// non-dumpable, and signals PID 1 does not handle are dropped by the
-// kernel for a namespace's init.
+// seccomp filters belong to threads, and fork copies the calling thread's.
+// PID 1 installs the filter on one locked OS thread only (no TSYNC) and
+// starts the command from that thread, which then ends with its goroutine:
+// the command runs filtered while every thread PID 1 keeps is unfiltered
+// (so it can later supervise the filter) — with no extra exec stage.
+// The command cannot reach PID 1: ptrace and process_vm_* are refused by
+// the filter, /proc/1's private files are closed to it because PID 1 is
+// non-dumpable, and signals PID 1 does not handle are dropped by the kernel
+// for a namespace's init.
 package initproc
 
 import (
@@ -38,7 +39,6 @@ import (
 // Stage names, as os.Args[1].
 const (
 	InitArg    = "__cordon-init"
-	ExecArg    = "__cordon-exec"
 	ConnectArg = "__cordon-connect"
 )
 
@@ -117,9 +117,12 @@ func Init() int {
 
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs)
-	child, err := startExec(cfg)
+	child, code, err := startCommand(cfg)
 	if err != nil {
-		return fail("init: starting the command: %v", err)
+		fmt.Fprintf(os.Stderr, "cordon: %v\n", err)
+	}
+	if code != 0 {
+		return code
 	}
 	for sig := range sigs {
 		s := sig.(syscall.Signal)
@@ -161,30 +164,48 @@ func reap(child int) (int, bool) {
 	}
 }
 
-// startExec starts the exec stage with the config on its fd 3.
-func startExec(cfg Config) (int, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return 0, err
+// startCommand starts the command under the seccomp filter from a locked
+// OS thread that carries the filter and dies with this call.
+func startCommand(cfg Config) (int, int, error) {
+	path, code := lookPath(cfg.Argv[0], cfg.Env)
+	if code != 0 {
+		return 0, code, nil
 	}
-	defer r.Close()
+	prog, err := seccomp.Build(cfg.Seccomp)
+	if err != nil {
+		return 0, ExitFailure, fmt.Errorf("cannot build the seccomp filter: %v; refusing to run without it", err)
+	}
+	type started struct {
+		pid  int
+		code int
+		err  error
+	}
+	ch := make(chan started, 1)
 	go func() {
-		json.NewEncoder(w).Encode(cfg)
-		w.Close()
+		// Never unlocked: when this goroutine returns, its filtered thread
+		// is not given back to the scheduler (Go destroys it, or parks it
+		// for good if it is the main thread), so no other goroutine of PID 1
+		// ever runs filtered.
+		runtime.LockOSThread()
+		if err := seccomp.InstallThread(prog); err != nil {
+			ch <- started{0, ExitFailure, fmt.Errorf("cannot install the seccomp filter: %v; refusing to run without it", err)}
+			return
+		}
+		p, err := os.StartProcess(path, cfg.Argv, &os.ProcAttr{
+			Dir: cfg.Dir, Env: cfg.Env,
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		})
+		switch {
+		case err == nil:
+			ch <- started{p.Pid, 0, nil}
+		case errors.Is(err, syscall.ENOENT):
+			ch <- started{0, ExitNotFound, fmt.Errorf("%s: not found", cfg.Argv[0])}
+		default:
+			ch <- started{0, ExitNotExec, fmt.Errorf("%s: cannot execute: %v", cfg.Argv[0], err)}
+		}
 	}()
-	self, err := os.Executable()
-	if err != nil {
-		self = "/proc/self/exe"
-	}
-	p, err := os.StartProcess(self, []string{"cordon", ExecArg}, &os.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   []string{"GOMAXPROCS=1"},
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, r},
-	})
-	if err != nil {
-		return 0, err
-	}
-	return p.Pid, nil
+	r := <-ch
+	return r.pid, r.code, r.err
 }
 
 // bridgeLoop hands every connection accepted on the sandbox's loopback to
@@ -220,38 +241,6 @@ func closeExtraFDs() {
 		if err == nil && fd > 2 {
 			unix.CloseOnExec(fd)
 		}
-	}
-}
-
-// Exec is the stage between PID 1 and the command: it installs the filter
-// on itself (every thread) and replaces itself with the command, which
-// inherits the filter and cannot remove it.
-func Exec() int {
-	var cfg Config
-	cf := os.NewFile(ConfigFD, "config")
-	if err := json.NewDecoder(cf).Decode(&cfg); err != nil {
-		return fail("exec: reading the configuration: %v", err)
-	}
-	cf.Close()
-	path, code := lookPath(cfg.Argv[0], cfg.Env)
-	if code != 0 {
-		return code
-	}
-	prog, err := seccomp.Build(cfg.Seccomp)
-	if err != nil {
-		return fail("cannot build the seccomp filter: %v; refusing to run without it", err)
-	}
-	if err := seccomp.Install(prog); err != nil {
-		return fail("cannot install the seccomp filter: %v; refusing to run without it", err)
-	}
-	err = syscall.Exec(path, cfg.Argv, cfg.Env)
-	switch {
-	case errors.Is(err, syscall.ENOENT):
-		fmt.Fprintf(os.Stderr, "cordon: %s: not found\n", cfg.Argv[0])
-		return ExitNotFound
-	default:
-		fmt.Fprintf(os.Stderr, "cordon: %s: cannot execute: %v\n", cfg.Argv[0], err)
-		return ExitNotExec
 	}
 }
 

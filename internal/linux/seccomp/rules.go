@@ -69,11 +69,12 @@ func (r rule) appliesTo(a *arch, o Options) bool {
 	return ok && !(r.unixSocket && o.AllowUnixSockets)
 }
 
-// argTest compares the low 32 bits of one syscall argument. Every argument
-// tested here is an int or unsigned int in the kernel's prototype, so the
-// kernel itself truncates the register to those 32 bits: a caller cannot hide
-// a value in the high half, and testing it would only refuse calls the
-// kernel treats as harmless.
+// argTest compares the low 32 bits of one syscall argument. The kernel
+// itself uses only those bits of every argument tested here (socket's domain
+// and ioctl's request are int and unsigned int in its prototypes; clone's
+// flags go through lower_32_bits), so a caller cannot hide a value in the
+// high half, and testing that half would only refuse calls the kernel
+// treats as harmless.
 type argTest struct {
 	arg     int    // index into seccomp_data.args
 	argName string // the parameter's name in the man page
@@ -102,6 +103,9 @@ const (
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
+	// CLONE_NEWTIME (0x80) lies inside clone's exit-signal byte (CSIGNAL),
+	// where it can only stand for a signal number of 128 or more, which
+	// does not exist; testing it refuses no real call.
 	cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWTIME
 	cloneNamespacesName = "CLONE_NEWNS|CLONE_NEWCGROUP|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWTIME"

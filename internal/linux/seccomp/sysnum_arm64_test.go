@@ -1,0 +1,77 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestNumbersArm64 checks the arm64 tables, which Build uses on any
+// architecture, against golang.org/x/sys, which is generated from the
+// kernel's headers but only describes the architecture it is built for: this
+// file builds only on arm64.
+func TestNumbersArm64(t *testing.T) {
+	want := map[string]uint32{
+		"ioctl":             unix.SYS_IOCTL,
+		"clone":             unix.SYS_CLONE,
+		"clone3":            unix.SYS_CLONE3,
+		"socket":            unix.SYS_SOCKET,
+		"io_uring_setup":    unix.SYS_IO_URING_SETUP,
+		"io_uring_enter":    unix.SYS_IO_URING_ENTER,
+		"io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"unshare":           unix.SYS_UNSHARE,
+		"setns":             unix.SYS_SETNS,
+		"ptrace":            unix.SYS_PTRACE,
+		"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
+		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+		"bpf":               unix.SYS_BPF,
+		"keyctl":            unix.SYS_KEYCTL,
+		"add_key":           unix.SYS_ADD_KEY,
+		"request_key":       unix.SYS_REQUEST_KEY,
+		"userfaultfd":       unix.SYS_USERFAULTFD,
+		"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
+		"mount":             unix.SYS_MOUNT,
+		"umount2":           unix.SYS_UMOUNT2,
+		"pivot_root":        unix.SYS_PIVOT_ROOT,
+		"chroot":            unix.SYS_CHROOT,
+		"fsopen":            unix.SYS_FSOPEN,
+		"fsconfig":          unix.SYS_FSCONFIG,
+		"fsmount":           unix.SYS_FSMOUNT,
+		"fspick":            unix.SYS_FSPICK,
+		"move_mount":        unix.SYS_MOVE_MOUNT,
+		"open_tree":         unix.SYS_OPEN_TREE,
+		"open_tree_attr":    unix.SYS_OPEN_TREE_ATTR,
+		"mount_setattr":     unix.SYS_MOUNT_SETATTR,
+		"kexec_load":        unix.SYS_KEXEC_LOAD,
+		"kexec_file_load":   unix.SYS_KEXEC_FILE_LOAD,
+		"init_module":       unix.SYS_INIT_MODULE,
+		"finit_module":      unix.SYS_FINIT_MODULE,
+		"delete_module":     unix.SYS_DELETE_MODULE,
+		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
+		"name_to_handle_at": unix.SYS_NAME_TO_HANDLE_AT,
+		"swapon":            unix.SYS_SWAPON,
+		"swapoff":           unix.SYS_SWAPOFF,
+		"reboot":            unix.SYS_REBOOT,
+		"acct":              unix.SYS_ACCT,
+		"quotactl":          unix.SYS_QUOTACTL,
+		"quotactl_fd":       unix.SYS_QUOTACTL_FD,
+		"syslog":            unix.SYS_SYSLOG,
+		"vhangup":           unix.SYS_VHANGUP,
+		"lookup_dcookie":    unix.SYS_LOOKUP_DCOOKIE,
+		"nfsservctl":        unix.SYS_NFSSERVCTL,
+		"read":              unix.SYS_READ,
+		"write":             unix.SYS_WRITE,
+		"openat":            unix.SYS_OPENAT,
+		"getpid":            unix.SYS_GETPID,
+		"socketpair":        unix.SYS_SOCKETPAIR,
+		"connect":           unix.SYS_CONNECT,
+		"execve":            unix.SYS_EXECVE,
+		"personality":       unix.SYS_PERSONALITY,
+		"kcmp":              unix.SYS_KCMP,
+		"seccomp":           unix.SYS_SECCOMP,
+	}
+	checkNumbers(t, "arm64", want)
+}
