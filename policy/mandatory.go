@@ -55,3 +55,21 @@ func (p *Policy) mandatoryDenied(rel string) string {
 	}
 	return ""
 }
+
+// SettingsFiles are the settings files the sandbox must never let the
+// command write: the one in force and ~/.srt-settings.json, which picks the
+// policy of every later run without -s. A command that could rewrite either
+// would choose its own next sandbox.
+func (p *Policy) SettingsFiles() []string {
+	var out []string
+	if p.SourceFile != "" {
+		out = append(out, p.SourceFile)
+	}
+	if p.Env.Home != "" {
+		def := p.Env.Home + "/.srt-settings.json"
+		if def != p.SourceFile {
+			out = append(out, def)
+		}
+	}
+	return out
+}

@@ -95,7 +95,10 @@ func (e Env) fill() (Env, error) {
 type Policy struct {
 	Settings Settings
 	Source   string // the settings file, or "built-in defaults"
-	Env      Env
+	// SourceFile is the settings file's absolute path ("" when the policy
+	// did not come from a file): never writable from inside the sandbox.
+	SourceFile string
+	Env        Env
 
 	Hosts          *hostmatch.Rules
 	ResolvedDenies []netip.Prefix
@@ -181,7 +184,20 @@ func LoadEnv(path string, env Env) (*Policy, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: readFailure(err)}
 	}
-	return Parse(data, path, env)
+	return parseFile(data, path, env)
+}
+
+// parseFile is Parse for a file read from path: it records the file so
+// that the sandbox can keep it read-only.
+func parseFile(data []byte, path string, env Env) (*Policy, error) {
+	p, err := Parse(data, path, env)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		p.SourceFile = abs
+	}
+	return p, nil
 }
 
 // LoadDefault reads ~/.srt-settings.json, or returns the built-in defaults
@@ -193,6 +209,9 @@ func LoadDefault(env Env) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isPlaceholder(path) {
+		return Default(env)
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(env)
@@ -200,7 +219,15 @@ func LoadDefault(env Env) (*Policy, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: readFailure(err)}
 	}
-	return Parse(data, path, env)
+	return parseFile(data, path, env)
+}
+
+// isPlaceholder: an empty file with no permission bits is what a running
+// sandbox puts over a settings file that does not exist, so that its
+// command cannot create one; for everyone else the file does not exist.
+func isPlaceholder(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode().IsRegular() && st.Size() == 0 && st.Mode().Perm() == 0
 }
 
 func readFailure(err error) string {

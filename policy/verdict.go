@@ -111,6 +111,13 @@ func (p *Policy) writeVerdict(path string) Verdict {
 		v.Why = "hidden by a read rule; writes there never reach the host"
 		return v
 	}
+	for _, f := range p.SettingsFiles() {
+		for _, form := range []string{f, resolveExisting(f)} {
+			if path == form {
+				return Verdict{Field: "settings file", Rule: f, Why: "never writable from inside the sandbox: it chooses the policy of later runs"}
+			}
+		}
+	}
 	for i, r := range p.DenyWrite {
 		if r.Covers(path) >= 0 {
 			return Verdict{Field: fmt.Sprintf("filesystem.denyWrite[%d]", i), Rule: r.Spec, Why: "read-only inside the sandbox (denyWrite beats allowWrite)"}

@@ -54,9 +54,22 @@ type Result struct {
 	// missing parents), parents first. Remove them after the run if they are
 	// still empty.
 	Created []string
+	// Mkdir are the missing parents of placeholders: the caller creates
+	// them before starting bubblewrap, because they are pinned (see
+	// pinAncestors) and a bind mount needs its source to exist.
+	Mkdir []string
+	// Protected are the existing files mounted as protected names or
+	// settings files; one may be another run's placeholder (see
+	// PlaceholderMode), which the caller then shares.
+	Protected []string
 	// Warnings name rules that could not apply (a missing allowWrite path).
 	Warnings []string
 }
+
+// PlaceholderMode is the mode of a placeholder file: empty, no permission
+// bits. A real file is never like that, so every run can tell placeholders
+// (its own or a concurrent run's) from user files.
+const PlaceholderMode = 0
 
 // mount kinds, in the words of the rule they enforce.
 type mountKind int
@@ -71,6 +84,7 @@ type mnt struct {
 	path string
 	kind mountKind
 	dir  bool
+	pin  bool // mounted even when it changes nothing: see pinAncestors
 }
 
 // Build returns bubblewrap's arguments for p.
@@ -84,6 +98,7 @@ func Build(p Plan) (Result, error) {
 	add := func(path string) { paths[path] = true }
 
 	roots := []string{} // writable roots that exist
+	var literal []string  // and how each was reached
 	for i, w := range pol.AllowWrite {
 		matches, err := expandRule(w, p.MaxGlobMatches)
 		if err != nil {
@@ -93,10 +108,24 @@ func Build(p Plan) (Result, error) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("filesystem.allowWrite[%d] %q does not exist; skipped", i, w.Spec))
 		}
 		for _, m := range matches {
-			add(m)
 			roots = append(roots, m)
+			literal = append(literal, w.Abs)
 		}
 	}
+	// A writable root reached through a symlink that itself lies inside a
+	// writable root could have been planted by an earlier sandboxed run
+	// (ln -s /home/user/.ssh build): following it would hand the sandbox
+	// whatever the symlink points at. Such roots are skipped.
+	kept := roots[:0:0]
+	for i, r := range roots {
+		if link := plantedSymlink(literal[i], roots); link != "" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is reached through the symlink %s, which lies in a writable directory where a sandboxed command could have planted it; not made writable (replace the symlink with a directory, or list its target itself)", literal[i], link))
+			continue
+		}
+		kept = append(kept, r)
+		add(r)
+	}
+	roots = kept
 	for _, list := range []struct {
 		field string
 		rules []policy.Path
@@ -122,10 +151,14 @@ func Build(p Plan) (Result, error) {
 		}
 		for _, f := range found {
 			add(f)
+			res.Protected = append(res.Protected, f)
 		}
 		for _, ph := range placeholders(pol, root) {
 			for _, dir := range missingParents(root, ph) {
-				res.Created = append(res.Created, dir)
+				if !contains(res.Created, dir) {
+					res.Created = append(res.Created, dir)
+					res.Mkdir = append(res.Mkdir, dir)
+				}
 			}
 			res.Created = append(res.Created, ph)
 			paths[ph] = true
@@ -134,17 +167,40 @@ func Build(p Plan) (Result, error) {
 
 	// The working directory must exist inside even when no rule names it
 	// (under /tmp it would otherwise be hidden by the sandbox's own /tmp).
+	visibleRoots := roots
 	if cwd, err := filepath.EvalSymlinks(pol.Env.Dir); err == nil {
 		add(cwd)
-		roots = append(roots[:len(roots):len(roots)], cwd)
+		visibleRoots = append(roots[:len(roots):len(roots)], cwd)
+	}
+	// The settings files: read-only where they exist, a placeholder where
+	// ~/.srt-settings.json could be created inside a writable root.
+	for _, f := range pol.SettingsFiles() {
+		real, err := filepath.EvalSymlinks(f)
+		if err == nil {
+			add(real)
+			res.Protected = append(res.Protected, real)
+			continue
+		}
+		parent, perr := filepath.EvalSymlinks(filepath.Dir(f))
+		if perr != nil {
+			continue
+		}
+		ph := filepath.Join(parent, filepath.Base(f))
+		for _, r := range roots {
+			if strings.HasPrefix(ph, r+"/") && !contains(res.Created, ph) {
+				res.Created = append(res.Created, ph)
+				paths[ph] = true
+				break
+			}
+		}
 	}
 	var mounts []mnt
 	for path := range paths {
 		if contains(res.Created, path) {
-			mounts = append(mounts, mnt{path, hidden, false}) // a /dev/null placeholder
+			mounts = append(mounts, mnt{path: path, kind: hidden}) // a /dev/null placeholder
 			continue
 		}
-		if !visible(path, roots) {
+		if !visible(path, visibleRoots) {
 			continue
 		}
 		st, err := os.Stat(path)
@@ -155,7 +211,11 @@ func Build(p Plan) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		mounts = append(mounts, mnt{path, kind, st.IsDir()})
+		mounts = append(mounts, mnt{path: path, kind: kind, dir: st.IsDir()})
+	}
+	mounts, err := pinAncestors(pol, mounts, roots)
+	if err != nil {
+		return res, err
 	}
 	// Parents before children; a path's own mount before deeper ones.
 	sort.Slice(mounts, func(i, j int) bool {
@@ -191,7 +251,7 @@ func Build(p Plan) (Result, error) {
 		// A mount that changes nothing (read-only under read-only, writable
 		// under the same writable bind, hidden under hidden) costs start-up
 		// time and is left out.
-		if m.kind == nearest(emitted, m.path) {
+		if m.kind == nearest(emitted, m.path) && !m.pin {
 			continue
 		}
 		emitted = append(emitted, m)
@@ -220,6 +280,43 @@ func Build(p Plan) (Result, error) {
 	return res, nil
 }
 
+// plantedSymlink returns the first symlink on the way to path (a literal,
+// unresolved path) that lies inside one of roots, or "".
+func plantedSymlink(path string, roots []string) string {
+	if strings.ContainsAny(path, "*?[") {
+		return "" // globs: their matches are resolved and checked as paths
+	}
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	cur := ""
+	for _, part := range parts {
+		cur += "/" + part
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return ""
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		parent, err := filepath.EvalSymlinks(filepath.Dir(cur))
+		if err != nil {
+			return ""
+		}
+		for _, r := range roots {
+			if parent == r || strings.HasPrefix(parent, r+"/") {
+				return cur
+			}
+		}
+		// A symlink outside every writable root was put there by the user;
+		// follow it and go on checking from where it leads.
+		real, err := filepath.EvalSymlinks(cur)
+		if err != nil {
+			return ""
+		}
+		cur = real
+	}
+	return ""
+}
+
 // decide says how path is mounted, from the policy's verdicts on it.
 func decide(pol *policy.Policy, path string) (mountKind, error) {
 	rv, err := pol.CheckRead(path)
@@ -238,6 +335,45 @@ func decide(pol *policy.Policy, path string) (mountKind, error) {
 		return writable, nil
 	}
 	return readOnly, nil
+}
+
+// pinAncestors makes every directory between a writable root and a
+// protected path (read-only or hidden) a mount point of its own. A mount
+// point cannot be renamed (EBUSY), so the command cannot move the
+// protected path's parent aside and create a new directory with a new file
+// of the same name in its place (mv .git x; mkdir -p .git/hooks; ...).
+func pinAncestors(pol *policy.Policy, mounts []mnt, roots []string) ([]mnt, error) {
+	have := map[string]bool{}
+	for _, m := range mounts {
+		have[m.path] = true
+	}
+	var out []mnt
+	for _, m := range mounts {
+		if m.kind == writable {
+			continue
+		}
+		root := ""
+		for _, r := range roots {
+			if strings.HasPrefix(m.path, r+"/") && len(r) > len(root) {
+				root = r
+			}
+		}
+		if root == "" {
+			continue // not inside a writable root: nothing can be renamed
+		}
+		for dir := filepath.Dir(m.path); dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
+			if have[dir] {
+				continue
+			}
+			have[dir] = true
+			kind, err := decide(pol, dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mnt{dir, kind, true, true})
+		}
+	}
+	return append(mounts, out...), nil
 }
 
 // nearest is the kind of the closest mount above path: what path is now,

@@ -28,7 +28,12 @@ func tree(t *testing.T, paths ...string) string {
 
 func build(t *testing.T, root string, fsys policy.Filesystem) Result {
 	t.Helper()
-	pol, err := policy.New(policy.Settings{Filesystem: fsys}, policy.Env{Dir: root, Home: filepath.Join(root, "home")})
+	return buildIn(t, root, root, fsys)
+}
+
+func buildIn(t *testing.T, root, cwd string, fsys policy.Filesystem) Result {
+	t.Helper()
+	pol, err := policy.New(policy.Settings{Filesystem: fsys}, policy.Env{Dir: cwd, Home: filepath.Join(root, "home")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +115,13 @@ func TestBuildLayout(t *testing.T) {
 			t.Errorf("%q must come before %q:\n%s", o[0], o[1], strings.Join(m, "\n"))
 		}
 	}
+	// Directories between a writable root and a protected path are mount
+	// points, so they cannot be renamed aside (mv .git x; mkdir -p .git/hooks).
+	for _, pin := range []string{w + "/.git", w + "/sub", w + "/.claude"} {
+		if indexOf(m, "--bind "+pin+" "+pin) < 0 {
+			t.Errorf("ancestor %s of a protected path is not pinned:\n%s", pin, strings.Join(m, "\n"))
+		}
+	}
 	// The glob expanded to the file that exists now.
 	if indexOf(m, "--ro-bind "+w+"/src/main.go "+w+"/src/main.go") >= 0 {
 		t.Errorf("*.go (one component) must not match src/main.go")
@@ -166,7 +178,7 @@ func TestBuildPrivateTmp(t *testing.T) {
 		t.Skip("temp dir is not under /tmp")
 	}
 	root := tree(t, "a/secret", "w/")
-	res := build(t, root, policy.Filesystem{
+	res := buildIn(t, root, root+"/w", policy.Filesystem{
 		AllowWrite: []policy.Entry{{Path: root + "/w"}},
 		DenyWrite:  []policy.Entry{{Path: root + "/a/secret"}},
 	})
@@ -186,5 +198,26 @@ func TestBuildGlobLimit(t *testing.T) {
 	_, err := Build(Plan{Policy: pol, Self: "/x", MaxGlobMatches: 2})
 	if err == nil || !strings.Contains(err.Error(), "filesystem.denyWrite[0]") || !strings.Contains(err.Error(), "more than 2") {
 		t.Fatalf("want a refusal of the broad glob, got %v", err)
+	}
+}
+
+// A writable root reached through a symlink inside another writable root
+// may have been planted by an earlier run: it is not made writable.
+func TestBuildPlantedSymlink(t *testing.T) {
+	root := tree(t, "w/", "outside/", "trusted/")
+	os.Symlink(root+"/outside", root+"/w/build")
+	os.Symlink(root+"/trusted", root+"/link-by-user")
+	res := buildIn(t, root, root+"/w", policy.Filesystem{AllowWrite: []policy.Entry{
+		{Path: root + "/w"}, {Path: root + "/w/build"}, {Path: root + "/link-by-user"},
+	}})
+	m := mountsOf(res.Args)
+	if indexOf(m, "--bind "+root+"/outside "+root+"/outside") >= 0 {
+		t.Errorf("a planted symlink made its target writable:\n%s", strings.Join(m, "\n"))
+	}
+	if indexOf(m, "--bind "+root+"/trusted "+root+"/trusted") < 0 {
+		t.Errorf("a symlink outside every writable root must be followed:\n%s", strings.Join(m, "\n"))
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "w/build") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

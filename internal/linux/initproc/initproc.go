@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
 	"github.com/cordon-sandbox/cordon/proxy"
@@ -59,6 +60,8 @@ type Config struct {
 	// TTY: the sandbox shares the caller's terminal session, so terminal
 	// signals (Ctrl-C) reach the command directly and are not forwarded.
 	TTY bool
+	// Debug: report timings on stderr (cordon -d).
+	Debug bool
 }
 
 // Exit codes shared with the host side.
@@ -75,7 +78,12 @@ func fail(format string, args ...any) int {
 
 // Init is the sandbox's PID 1.
 func Init() int {
-	runtime.GOMAXPROCS(1)
+	start := time.Now()
+	// One P for the main loop and one for each bridge loop, which blocks
+	// in accept(2): with fewer, a goroutine in a blocking syscall holds
+	// the only P until the scheduler's monitor takes it back, delaying
+	// start-up, signal forwarding and the exit by up to milliseconds.
+	runtime.GOMAXPROCS(3)
 	// Nothing in the sandbox may read this process's memory or descriptors
 	// (the bridge socket, later the guard's listener).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -90,34 +98,32 @@ func Init() int {
 	if len(cfg.Argv) == 0 {
 		return fail("init: no command")
 	}
-	var bridge *net.UnixConn
-	if cfg.HTTPPort > 0 {
-		f := os.NewFile(BridgeFD, "bridge")
-		c, err := net.FileConn(f)
-		f.Close()
-		if err != nil {
-			return fail("init: the bridge socket: %v", err)
+	mark := func(what string) {
+		if cfg.Debug {
+			fmt.Fprintf(os.Stderr, "cordon[init]: %6.2f ms %s (t=%d)\n", float64(time.Since(start).Microseconds())/1000, what, time.Now().UnixMicro()%10000000)
 		}
-		bridge = c.(*net.UnixConn)
 	}
+	mark("configured")
 	// Whatever else was inherited must not reach the command.
 	closeExtraFDs()
-	if bridge != nil {
+	if cfg.HTTPPort > 0 {
 		for _, l := range []struct {
 			port int
 			tag  byte
 		}{{cfg.HTTPPort, proxy.TagHTTP}, {cfg.SOCKSPort, proxy.TagSOCKS}} {
-			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(l.port)))
+			fd, err := listenLoopback(l.port)
 			if err != nil {
 				return fail("init: listening for the proxy bridge on 127.0.0.1:%d: %v", l.port, err)
 			}
-			go bridgeLoop(ln.(*net.TCPListener), bridge, l.tag)
+			go bridgeLoop(fd, BridgeFD, l.tag)
 		}
 	}
 
 	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs)
+	signal.Notify(sigs, forwarded...)
+	mark("bridge listening")
 	child, code, err := startCommand(cfg)
+	mark("command started")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: %v\n", err)
 	}
@@ -129,9 +135,9 @@ func Init() int {
 		switch s {
 		case syscall.SIGCHLD:
 			if code, done := reap(child); done {
+				mark("command ended")
 				return code
 			}
-		case syscall.SIGURG: // the Go runtime's own preemption signal
 		case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP:
 			if !cfg.TTY {
 				syscall.Kill(child, s)
@@ -141,6 +147,14 @@ func Init() int {
 		}
 	}
 	return ExitFailure
+}
+
+// forwarded are the signals PID 1 passes to the command (and SIGCHLD, its
+// own). A namespace's init receives only signals it handles, so every other
+// signal sent to PID 1 from inside is dropped by the kernel.
+var forwarded = []os.Signal{
+	syscall.SIGCHLD, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGALRM,
 }
 
 // reap collects every exited child (PID 1 inherits orphans); it reports
@@ -191,13 +205,14 @@ func startCommand(cfg Config) (int, int, error) {
 			ch <- started{0, ExitFailure, fmt.Errorf("cannot install the seccomp filter: %v; refusing to run without it", err)}
 			return
 		}
-		p, err := os.StartProcess(path, cfg.Argv, &os.ProcAttr{
-			Dir: cfg.Dir, Env: cfg.Env,
-			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		// syscall.ForkExec forks from this thread, so the child inherits
+		// its filter (os.StartProcess would first fork a probe child).
+		pid, err := syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
+			Dir: cfg.Dir, Env: cfg.Env, Files: []uintptr{0, 1, 2},
 		})
 		switch {
 		case err == nil:
-			ch <- started{p.Pid, 0, nil}
+			ch <- started{pid, 0, nil}
 		case errors.Is(err, syscall.ENOENT):
 			ch <- started{0, ExitNotFound, fmt.Errorf("%s: not found", cfg.Argv[0])}
 		default:
@@ -208,25 +223,46 @@ func startCommand(cfg Config) (int, int, error) {
 	return r.pid, r.code, r.err
 }
 
+// listenLoopback opens a listening TCP socket on the sandbox's
+// 127.0.0.1:port with plain syscalls: the bridge accepts in blocking mode
+// on its own thread, so PID 1 never starts Go's network poller, which
+// costs a millisecond of every run's start.
+func listenLoopback(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
 // bridgeLoop hands every connection accepted on the sandbox's loopback to
-// the host proxies and forgets it.
-func bridgeLoop(ln *net.TCPListener, bridge *net.UnixConn, tag byte) {
+// the host proxies over the bridge socket (one SCM_RIGHTS message each,
+// tagged for the HTTP or SOCKS proxy) and forgets it.
+func bridgeLoop(ln, bridge int, tag byte) {
 	for {
-		c, err := ln.AcceptTCP()
+		c, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if err == unix.EINTR || err == unix.ECONNABORTED || err == unix.EMFILE || err == unix.ENFILE {
 				continue
 			}
 			return
 		}
-		f, err := c.File()
-		c.Close()
-		if err != nil {
-			continue
+		for {
+			err = unix.Sendmsg(bridge, []byte{tag}, unix.UnixRights(c), nil, 0)
+			if err != unix.EINTR {
+				break
+			}
 		}
-		proxy.SendConn(bridge, tag, int(f.Fd()))
-		f.Close()
+		unix.Close(c)
 	}
 }
 

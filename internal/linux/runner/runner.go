@@ -14,12 +14,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/linux/bwrap"
 	"github.com/cordon-sandbox/cordon/internal/linux/initproc"
@@ -60,6 +61,12 @@ type Options struct {
 // Run runs the command and returns its exit status (or 128+signal). An
 // error means the sandbox could not be built and nothing ran.
 func Run(o Options) (int, error) {
+	start := time.Now()
+	mark := func(what string) {
+		if o.Debug != nil {
+			fmt.Fprintf(o.Debug, "cordon: %6.2f ms %s (t=%d)\n", float64(time.Since(start).Microseconds())/1000, what, time.Now().UnixMicro()%10000000)
+		}
+	}
 	if o.Stdin == nil {
 		o.Stdin, o.Stdout, o.Stderr = os.Stdin, os.Stdout, os.Stderr
 	}
@@ -95,6 +102,7 @@ func Run(o Options) (int, error) {
 		}
 		defer srv.Close()
 	}
+	mark("proxies ready")
 	hostEnd, sandboxEnd, err := seqpacketPair()
 	if err != nil {
 		return 0, fmt.Errorf("%w: the bridge socketpair: %v", ErrSetup, err)
@@ -127,7 +135,12 @@ func Run(o Options) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	defer removeCreated(plan.Created)
+	mark(fmt.Sprintf("layout built (%d arguments)", len(plan.Args)))
+	held, err := preparePlaceholders(plan)
+	defer releasePlaceholders(held, plan.Mkdir)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(o.Stderr, "cordon: warning: "+w)
 	}
@@ -140,7 +153,7 @@ func Run(o Options) (int, error) {
 
 	cfg := initproc.Config{
 		Argv: o.Argv, Env: commandEnv(o.Env, proxy.User(o.Command), token),
-		Dir: pol.Env.Dir, HTTPPort: HTTPPort, SOCKSPort: SOCKSPort, TTY: tty,
+		Dir: pol.Env.Dir, HTTPPort: HTTPPort, SOCKSPort: SOCKSPort, TTY: tty, Debug: o.Debug != nil,
 		Seccomp: seccomp.Options{AllowUnixSockets: net.AllowAllUnixSockets},
 	}
 	cfgR, cfgW, err := os.Pipe()
@@ -160,13 +173,6 @@ func Run(o Options) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	cmd := exec.Command(bw, "--args", strconv.Itoa(fdArgs), "--", bwrap.InitPath, initproc.InitArg)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Stdin, o.Stdout, o.Stderr
-	cmd.ExtraFiles = []*os.File{cfgR, sandboxFile, statusW, argsR}
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	// If cordon dies, bubblewrap dies, and with it (--die-with-parent) the
-	// whole sandbox.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	go func() {
 		for _, a := range args {
 			io.WriteString(argsW, a)
@@ -181,22 +187,50 @@ func Run(o Options) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+
+	// bubblewrap is started and waited for from one locked thread: its
+	// PDEATHSIG fires when the thread that forked it ends, so that thread
+	// must live exactly as long as the wait. If cordon dies, bubblewrap
+	// dies, and with it (--die-with-parent) the whole sandbox.
+	// syscall.ForkExec also skips os/exec's probe fork.
+	started := make(chan error, 1)
+	done := make(chan syscall.WaitStatus, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		pid, err := syscall.ForkExec(bw, []string{bw, "--args", strconv.Itoa(fdArgs), "--", bwrap.InitPath, initproc.InitArg}, &syscall.ProcAttr{
+			Env:   []string{"PATH=/usr/bin:/bin"},
+			Files: []uintptr{o.Stdin.Fd(), o.Stdout.Fd(), o.Stderr.Fd(), cfgR.Fd(), sandboxFile.Fd(), statusW.Fd(), argsR.Fd()},
+			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		})
+		started <- err
+		if err != nil {
+			return
+		}
+		var ws syscall.WaitStatus
+		for {
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+				break
+			}
+		}
+		done <- ws
+	}()
+	if err := <-started; err != nil {
 		return 0, fmt.Errorf("%w: starting %s: %v", ErrSetup, bw, err)
 	}
+	mark("bubblewrap started")
 	for _, f := range []*os.File{cfgR, sandboxFile, statusW, argsR} {
 		f.Close()
 	}
 	childPid := make(chan int, 1)
 	go readStatus(statusR, childPid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 
 	pid := 0
 	for {
 		select {
 		case p := <-childPid:
 			pid = p
+			mark("sandbox init running")
 		case s := <-sigs:
 			// With a terminal, the terminal already sent Ctrl-C and friends
 			// to the command's process group; forward only what was sent to
@@ -207,15 +241,16 @@ func Run(o Options) (int, error) {
 			if pid > 0 {
 				syscall.Kill(pid, s.(syscall.Signal))
 			}
-		case err := <-done:
+		case ws := <-done:
+			mark("sandbox ended")
 			if pid == 0 {
 				select {
 				case pid = <-childPid:
 				default:
 				}
 			}
-			code := cmd.ProcessState.ExitCode()
-			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code := ws.ExitStatus()
+			if ws.Signaled() {
 				code = 128 + int(ws.Signal())
 			}
 			if pid == 0 {
@@ -224,7 +259,7 @@ func Run(o Options) (int, error) {
 				if perr := Probe(pol.Settings.BwrapPath); perr != nil {
 					return 0, perr
 				}
-				return 0, fmt.Errorf("%w: bubblewrap refused the sandbox layout (%v; its message is above); run with -d to see its arguments", ErrSetup, err)
+				return 0, fmt.Errorf("%w: bubblewrap refused the sandbox layout (exit status %d; its message is above); run with -d to see its arguments", ErrSetup, code)
 			}
 			return code, nil
 		}
@@ -304,27 +339,88 @@ func seqpacketPair() (*net.UnixConn, *net.UnixConn, error) {
 	return a, b, nil
 }
 
-// removeCreated removes the mount points bubblewrap made on the host if
-// they are still empty (deepest first): placeholders leave nothing behind.
-func removeCreated(paths []string) {
-	seen := map[string]bool{}
-	var uniq []string
-	for _, p := range paths {
-		if !seen[p] {
-			seen[p] = true
-			uniq = append(uniq, p)
-		}
+// A placeholder is an empty, mode-0 file cordon creates over a protected
+// name that does not exist yet, so the name cannot be created inside. Runs
+// in the same directory share placeholders: each holds a shared flock on
+// every placeholder it mounts, and whichever run finishes last (the one
+// that can take the lock exclusively) removes it. Removing a file another
+// run still mounts would detach that run's mount and lift its protection.
+type placeholder struct {
+	path string
+	f    *os.File
+}
+
+// preparePlaceholders creates the placeholders and their missing parent
+// directories, and locks them and any concurrent run's placeholders.
+func preparePlaceholders(plan bwrap.Result) ([]placeholder, error) {
+	var held []placeholder
+	isDir := map[string]bool{}
+	for _, d := range plan.Mkdir {
+		isDir[d] = true
 	}
-	for i := len(uniq) - 1; i >= 0; i-- {
-		p := uniq[i]
-		st, err := os.Lstat(p)
-		if err != nil {
+	for _, p := range plan.Created {
+		if isDir[p] {
+			if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
+				return held, fmt.Errorf("creating %s to protect what goes in it: %v", p, err)
+			}
 			continue
 		}
-		if st.Mode().IsRegular() && st.Size() == 0 {
-			os.Remove(p)
-		} else if st.IsDir() {
-			os.Remove(p) // fails unless empty
+		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, bwrap.PlaceholderMode)
+		if os.IsExist(err) {
+			f, err = openPlaceholder(p)
+		}
+		if err != nil {
+			return held, fmt.Errorf("creating the placeholder %s: %v", p, err)
+		}
+		if f == nil {
+			continue // a real file appeared there meanwhile: bubblewrap mounts over it
+		}
+		unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		held = append(held, placeholder{p, f})
+	}
+	for _, p := range plan.Protected {
+		if f, err := openPlaceholder(p); err == nil && f != nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_SH)
+			held = append(held, placeholder{p, f})
 		}
 	}
+	return held, nil
+}
+
+// openPlaceholder opens p if it is a placeholder; nil if it is anything else.
+func openPlaceholder(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !isPlaceholder(st) {
+		f.Close()
+		return nil, nil
+	}
+	return f, nil
+}
+
+func isPlaceholder(st os.FileInfo) bool {
+	return st.Mode().IsRegular() && st.Size() == 0 && st.Mode().Perm() == bwrap.PlaceholderMode
+}
+
+// releasePlaceholders removes the placeholders no other run holds, then the
+// directories made for them if they are empty (deepest first).
+func releasePlaceholders(held []placeholder, dirs []string) {
+	for _, h := range held {
+		if unix.Flock(int(h.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			if st, err := os.Lstat(h.path); err == nil && isPlaceholder(st) && os.SameFile(st, mustStat(h.f)) {
+				os.Remove(h.path)
+			}
+		}
+		h.f.Close()
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails unless empty
+	}
+}
+
+func mustStat(f *os.File) os.FileInfo {
+	st, _ := f.Stat()
+	return st
 }

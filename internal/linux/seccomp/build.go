@@ -83,8 +83,13 @@ func Build(o Options) ([]unix.SockFilter, error) {
 				loaded = r.test.arg
 			}
 			op := uint16(unix.BPF_JEQ)
-			if r.test.op == opAnySet {
+			switch r.test.op {
+			case opAnySet:
 				op = unix.BPF_JSET
+			case opMaskedEq:
+				// The AND replaces the loaded value: the next row reloads.
+				block = append(block, unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: r.test.mask})
+				loaded = -1
 			}
 			block = append(block, jump(op, r.test.val, 0, 1), ret(refuse(r.errno)))
 		}

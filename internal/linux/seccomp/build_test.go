@@ -104,7 +104,7 @@ var allowedNr = map[string]map[string]uint32{
 // refusedNames is the deny list as the brief gives it, written out apart
 // from the table so that a row dropped from the table fails a test.
 var refusedNames = []string{
-	"ioctl", "clone", "clone3", "socket",
+	"ioctl", "clone", "clone3", "socket", "socketpair",
 	"io_uring_setup", "io_uring_enter", "io_uring_register", "unshare", "setns",
 	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 	"bpf", "keyctl", "add_key", "request_key", "userfaultfd", "perf_event_open",
@@ -153,6 +153,10 @@ func TestFilterVerdicts(t *testing.T) {
 			{name: "socket AF_NETLINK", sys: "socket", args: [6]uint64{afNetlink, unix.SOCK_RAW}, want: allow},
 			{name: "socket AF_UNIX as the type, not the domain", sys: "socket", args: [6]uint64{afInet, unix.AF_UNIX}, want: allow},
 			{name: "socketpair AF_UNIX", sys: "socketpair", args: [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM}, want: allow},
+			{name: "socketpair stream with flags", sys: "socketpair", args: [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK}, want: allow},
+			{name: "socketpair datagram", sys: "socketpair", args: [6]uint64{unix.AF_UNIX, unix.SOCK_DGRAM}, want: eperm},
+			{name: "socketpair datagram with flags", sys: "socketpair", args: [6]uint64{unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC}, want: eperm},
+			{name: "socketpair seqpacket", sys: "socketpair", args: [6]uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_NONBLOCK}, want: eperm},
 			{name: "connect", sys: "connect", want: allow},
 
 			// clone: flags are the first argument on both arches.
@@ -246,7 +250,7 @@ func TestFilterVerdicts(t *testing.T) {
 						d.arch = a.audit
 					}
 					want := r.want
-					if opts.AllowUnixSockets && r.sys == "socket" && (uint32(r.args[0]) == unix.AF_UNIX || uint32(r.args[0]) == unix.AF_VSOCK) {
+					if opts.AllowUnixSockets && (r.sys == "socket" && (uint32(r.args[0]) == unix.AF_UNIX || uint32(r.args[0]) == unix.AF_VSOCK) || r.sys == "socketpair") {
 						want = allow
 					}
 					if got := m.run(t, d); got != want {
@@ -284,6 +288,7 @@ func TestProgramShape(t *testing.T) {
 						t.Errorf("%s[%d]: jump past the end", archName, i)
 					}
 				case unix.BPF_RET | unix.BPF_K:
+				case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
 				default:
 					t.Errorf("%s[%d]: unexpected opcode %#x", archName, i, f.Code)
 				}
@@ -460,7 +465,7 @@ func TestRules(t *testing.T) {
 		if want := []string{"domain == AF_UNIX", "domain == AF_VSOCK"}; !slices.Equal(sockets, want) {
 			t.Errorf("%s: socket rules %q, want %q", archName, sockets, want)
 		}
-		if len(loose) != len(strict)-2 || slices.ContainsFunc(loose, func(r Rule) bool { return r.Syscall == "socket" }) {
+		if len(loose) != len(strict)-4 || slices.ContainsFunc(loose, func(r Rule) bool { return r.Syscall == "socket" || r.Syscall == "socketpair" }) {
 			t.Errorf("%s: AllowUnixSockets rules: %d of %d, socket rules left", archName, len(loose), len(strict))
 		}
 		kills := 0
@@ -514,7 +519,7 @@ func reference(a *arch, o Options, d seccompData) uint32 {
 			return refuse(r.errno)
 		}
 		v := uint32(d.args[r.test.arg])
-		if r.test.op == opEq && v == r.test.val || r.test.op == opAnySet && v&r.test.val != 0 {
+		if r.test.matches(v) {
 			return refuse(r.errno)
 		}
 	}

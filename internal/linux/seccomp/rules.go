@@ -81,18 +81,34 @@ type argTest struct {
 	op      testOp
 	val     uint32
 	valName string
+	mask    uint32 // opMaskedEq only
 }
 
 type testOp int
 
 const (
-	opEq     testOp = iota // arg == val
-	opAnySet               // arg & val != 0
+	opEq       testOp = iota // arg == val
+	opAnySet                 // arg & val != 0
+	opMaskedEq               // arg & mask == val
 )
 
+// matches is the test's meaning, for the reference model and the docs.
+func (t *argTest) matches(v uint32) bool {
+	switch t.op {
+	case opAnySet:
+		return v&t.val != 0
+	case opMaskedEq:
+		return v&t.mask == t.val
+	}
+	return v == t.val
+}
+
 func (t *argTest) String() string {
-	if t.op == opAnySet {
+	switch t.op {
+	case opAnySet:
 		return fmt.Sprintf("%s & (%s) != 0", t.argName, t.valName)
+	case opMaskedEq:
+		return fmt.Sprintf("%s & %#x == %s", t.argName, t.mask, t.valName)
 	}
 	return fmt.Sprintf("%s == %s", t.argName, t.valName)
 }
@@ -100,6 +116,10 @@ func (t *argTest) String() string {
 // Values of the tested arguments. They are the same on amd64 and arm64
 // (TIOCSTI and TIOCLINUX come from asm-generic/ioctls.h on both).
 const (
+	// sockTypeMask keeps the socket type and drops SOCK_NONBLOCK and
+	// SOCK_CLOEXEC (include/linux/net.h: SOCK_TYPE_MASK).
+	sockTypeMask = 0xf
+
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
@@ -126,17 +146,25 @@ const (
 // lets the kernel (5.11+) cache "allowed" for all unlisted syscalls and skip
 // the filter for them.
 var table = []rule{
-	{sys: "ioctl", test: &argTest{1, "request", opEq, tiocsti, "TIOCSTI"}, errno: unix.EPERM,
+	{sys: "ioctl", test: &argTest{1, "request", opEq, tiocsti, "TIOCSTI", 0}, errno: unix.EPERM,
 		why: "pushes characters into a terminal's input; on the user's terminal they would run as commands outside the sandbox"},
-	{sys: "ioctl", test: &argTest{1, "request", opEq, tioclinux, "TIOCLINUX"}, errno: unix.EPERM,
+	{sys: "ioctl", test: &argTest{1, "request", opEq, tioclinux, "TIOCLINUX", 0}, errno: unix.EPERM,
 		why: "on a Linux console, pastes the selection into the terminal's input: the same escape as TIOCSTI"},
-	{sys: "clone", test: &argTest{0, "flags", opAnySet, cloneNamespaces, cloneNamespacesName}, errno: unix.EPERM,
+	{sys: "clone", test: &argTest{0, "flags", opAnySet, cloneNamespaces, cloneNamespacesName, 0}, errno: unix.EPERM,
 		why: whyNamespace},
 	{sys: "clone3", errno: unix.ENOSYS,
 		why: "its flags sit behind a pointer that seccomp cannot read, so the namespace flags cannot be checked; ENOSYS makes glibc and Go fall back to clone, which is checked"},
-	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_UNIX, "AF_UNIX"}, unixSocket: true, errno: unix.EPERM,
+	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_UNIX, "AF_UNIX", 0}, unixSocket: true, errno: unix.EPERM,
 		why: "a unix socket reaches services outside the sandbox by path (a container daemon, ssh-agent, D-Bus) around the network proxy; seccomp cannot read the path, so creating one is refused (network.allowAllUnixSockets allows it)"},
-	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_VSOCK, "AF_VSOCK"}, unixSocket: true, errno: unix.EPERM,
+	// A datagram or seqpacket socket from socketpair can still sendto() or
+	// connect() to a socket by path (/dev/log, a daemon's datagram socket);
+	// a stream pair is connected for good and reaches nothing else. Only
+	// AF_UNIX implements socketpair, so the type alone decides.
+	{sys: "socketpair", test: &argTest{1, "type", opMaskedEq, unix.SOCK_DGRAM, "SOCK_DGRAM", sockTypeMask}, unixSocket: true, errno: unix.EPERM,
+		why: "a datagram unix socket can send to any unix socket by path, around the refusal of socket(AF_UNIX)"},
+	{sys: "socketpair", test: &argTest{1, "type", opMaskedEq, unix.SOCK_SEQPACKET, "SOCK_SEQPACKET", sockTypeMask}, unixSocket: true, errno: unix.EPERM,
+		why: "a seqpacket unix socket pair is refused with the datagram one: only stream pairs are known to reach nothing else"},
+	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_VSOCK, "AF_VSOCK", 0}, unixSocket: true, errno: unix.EPERM,
 		why: "a vsock reaches the hypervisor and other virtual machines around the network namespace and the proxy (network.allowAllUnixSockets allows it)"},
 
 	{sys: "io_uring_setup", errno: unix.EPERM, why: "work submitted through io_uring is not seen by seccomp, so it could open the sockets this filter refuses"},
@@ -219,6 +247,7 @@ var arches = map[string]*arch{
 			"clone":             56,
 			"clone3":            435,
 			"socket":            41,
+			"socketpair":        53,
 			"io_uring_setup":    425,
 			"io_uring_enter":    426,
 			"io_uring_register": 427,
@@ -276,6 +305,7 @@ var arches = map[string]*arch{
 			"clone":             220,
 			"clone3":            435,
 			"socket":            198,
+			"socketpair":        199,
 			"io_uring_setup":    425,
 			"io_uring_enter":    426,
 			"io_uring_register": 427,
