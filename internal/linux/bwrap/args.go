@@ -97,8 +97,8 @@ func Build(p Plan) (Result, error) {
 	paths := map[string]bool{} // candidate mount paths (resolved, existing)
 	add := func(path string) { paths[path] = true }
 
-	roots := []string{} // writable roots that exist
-	var literal []string  // and how each was reached
+	roots := []string{}  // writable roots that exist
+	var literal []string // and how each was reached
 	for i, w := range pol.AllowWrite {
 		matches, err := expandRule(w, p.MaxGlobMatches)
 		if err != nil {
