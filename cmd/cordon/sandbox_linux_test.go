@@ -309,3 +309,41 @@ func TestSandboxSignals(t *testing.T) {
 		t.Errorf("SIGINT to cordon did not reach the command: %v %q", err, rest)
 	}
 }
+
+// On a terminal, Ctrl-C reaches the command, whose handler runs to the end:
+// neither cordon nor bubblewrap dies of it and takes the sandbox down.
+func TestSandboxCtrlCOnTerminal(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed (the test drives a pty with it)")
+	}
+	needBwrap(t)
+	script := `
+import os, pty, sys, time, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], ["cordon", "--", "sh", "-c", "test -t 0 && echo tty-ok; trap 'echo got-INT; sleep 0.3; echo handler-done; exit 7' INT; echo ready; while :; do sleep 0.1; done"])
+out = b""
+def rd(t, until=None):
+    global out
+    end = time.time() + t
+    while time.time() < end and (until is None or until not in out):
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try: out += os.read(fd, 1000)
+            except OSError: return
+rd(10, b"ready")
+os.write(fd, b"\x03")
+rd(5, b"handler-done")
+_, st = os.waitpid(pid, 0)
+print(out.decode(errors="replace").replace("\r", ""), "exit", os.waitstatus_to_exitcode(st))
+`
+	out, err := exec.Command("python3", "-c", script, cordonBin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"tty-ok", "got-INT", "handler-done", "exit 7"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+}

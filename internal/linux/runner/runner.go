@@ -185,8 +185,20 @@ func Run(o Options) (int, error) {
 		cfgW.Close()
 	}()
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
+	if tty {
+		// The terminal sends Ctrl-C and Ctrl-\ to its whole foreground
+		// process group: the command gets them directly, and neither cordon
+		// nor bubblewrap's monitor may die of them (that would kill the
+		// sandbox before the command's handler has run). Ignored signals
+		// stay ignored across exec, so bubblewrap inherits this; cordon's
+		// init, which handles them, resets them for the command.
+		signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
+		defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
+	} else {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT)
+	}
 
 	// bubblewrap is started and waited for from one locked thread: its
 	// PDEATHSIG fires when the thread that forked it ends, so that thread
@@ -232,12 +244,6 @@ func Run(o Options) (int, error) {
 			pid = p
 			mark("sandbox init running")
 		case s := <-sigs:
-			// With a terminal, the terminal already sent Ctrl-C and friends
-			// to the command's process group; forward only what was sent to
-			// cordon alone.
-			if tty && (s == syscall.SIGINT || s == syscall.SIGQUIT || s == syscall.SIGWINCH) {
-				continue
-			}
 			if pid > 0 {
 				syscall.Kill(pid, s.(syscall.Signal))
 			}
