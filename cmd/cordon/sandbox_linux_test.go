@@ -347,3 +347,23 @@ print(out.decode(errors="replace").replace("\r", ""), "exit", os.waitstatus_to_e
 		}
 	}
 }
+
+// git over ssh inside the sandbox goes through GIT_SSH_COMMAND, which uses
+// cordon itself as the ProxyCommand (SOCKS5 to the bridge): a refused
+// host is answered in band, so git prints the reason.
+func TestSandboxGitSSHRefusedInBand(t *testing.T) {
+	for _, tool := range []string{"ssh", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	s := newSandbox(t, `{"network": {"allowedDomains": ["example.com"], "deniedDomains": ["github.com:22"],
+	  "deniedDomainReasons": {"github.com:22": "SSH pushes are blocked; use an https remote"}}}`)
+	r := s.sh("HOME=/tmp GIT_SSH_VARIANT=ssh git ls-remote git@github.com:cordon/none.git 2>&1; echo rc=$?")
+	if !strings.Contains(r.stdout, "SSH pushes are blocked; use an https remote") || strings.Contains(r.stdout, "rc=0") {
+		t.Errorf("git over ssh: %+v", r)
+	}
+	if !strings.Contains(r.stderr, "cordon: blocked network-outbound github.com:22") {
+		t.Errorf("the refusal is not in cordon's summary: %q", r.stderr)
+	}
+}
