@@ -491,16 +491,14 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, up *upstream, r *request)
 	// The body goes up while the response comes down: a server may answer
 	// 100 Continue first, or refuse before the body ends.
 	bodyErr := make(chan error, 1)
-	go func() {
-		switch {
-		case r.chunked:
-			bodyErr <- relayChunked(up.conn, br, c)
-		case r.length > 0:
-			bodyErr <- copyN(up.conn, br, c, r.length)
-		default:
-			bodyErr <- nil
-		}
-	}()
+	switch {
+	case r.chunked:
+		go func() { bodyErr <- relayChunked(up.conn, br, c) }()
+	case r.length > 0:
+		go func() { bodyErr <- copyN(up.conn, br, c, r.length) }()
+	default:
+		bodyErr <- nil // no body: nothing to wait for
+	}
 	keep, upgraded, err := s.relayResponse(c, up, r)
 	if err != nil {
 		c.Close()
@@ -513,9 +511,9 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, up *upstream, r *request)
 		if berr != nil {
 			return false, berr
 		}
-	default:
-		// The response ended before the request body: the connection is
-		// out of step, so end it.
+	case <-time.After(200 * time.Millisecond):
+		// The response ended and the request body has not: the server
+		// answered early, and the connection is out of step. End it.
 		c.Close()
 		up.conn.Close()
 		<-bodyErr

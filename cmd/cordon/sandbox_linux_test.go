@@ -272,23 +272,38 @@ except OSError as e: print("pid1mem", errno.errorcode[e.errno])
 // cordon's death takes the whole tree with it.
 func TestSandboxLeavesNothing(t *testing.T) {
 	s := newSandbox(t, "")
-	marker := fmt.Sprintf("cordon-leak-%d", time.Now().UnixNano())
-	s.sh("(exec -a " + marker + " sleep 300) & echo started")
-	time.Sleep(200 * time.Millisecond)
-	if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) > 0 {
-		t.Errorf("a background process outlived the sandbox: %s", out)
+	// A uniquely named copy of sleep (dash's exec has no -a to rename one).
+	sleeper := escSleeper(t, s.dir)
+	marker := filepath.Base(sleeper)
+	alive := func() bool {
+		out, _ := exec.Command("pgrep", "-f", marker).Output()
+		return len(out) > 0
 	}
-	cmd := exec.Command(cordonBin, "--", "sh", "-c", "exec -a "+marker+" sleep 300")
+	r := s.sh("(" + sleeper + " 300 &) ; sleep 0.2; pgrep -f " + marker + " >/dev/null && echo started")
+	if !strings.Contains(r.stdout, "started") {
+		t.Fatalf("the background process never started, so this test proves nothing: %+v", r)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if alive() {
+		t.Errorf("a background process outlived the sandbox")
+	}
+	cmd := exec.Command(cordonBin, "--", sleeper, "300")
 	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for !alive() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !alive() {
+		t.Fatal("the sandboxed process never started")
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	time.Sleep(300 * time.Millisecond)
-	if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) > 0 {
-		t.Errorf("the sandbox outlived a killed cordon: %s", out)
+	if alive() {
+		t.Errorf("the sandbox outlived a killed cordon")
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cordon-sandbox/cordon/policy"
+	"golang.org/x/sys/unix"
 )
 
 // InitPath is where the cordon binary appears inside every sandbox. /dev is
@@ -119,7 +120,7 @@ func Build(p Plan) (Result, error) {
 	kept := roots[:0:0]
 	for i, r := range roots {
 		if link := plantedSymlink(literal[i], roots); link != "" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is reached through the symlink %s, which lies in a writable directory where a sandboxed command could have planted it; not made writable (replace the symlink with a directory, or list its target itself)", literal[i], link))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is reached through the symlink %s, which lies in a directory a sandboxed command could have written to (and planted it); not made writable: list the real path instead", literal[i], link))
 			continue
 		}
 		kept = append(kept, r)
@@ -175,6 +176,17 @@ func Build(p Plan) (Result, error) {
 	// The settings files: read-only where they exist, a placeholder where
 	// ~/.srt-settings.json could be created inside a writable root.
 	for _, f := range pol.SettingsFiles() {
+		forms := []string{f}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(f)); err == nil {
+			forms = append(forms, filepath.Join(dir, filepath.Base(f)))
+		}
+		for _, r := range roots {
+			for _, form := range forms {
+				if link := symlinkOnWay(r, form); link != "" {
+					return res, symlinkRefusal(link, r)
+				}
+			}
+		}
 		real, err := filepath.EvalSymlinks(f)
 		if err == nil {
 			add(real)
@@ -281,7 +293,11 @@ func Build(p Plan) (Result, error) {
 }
 
 // plantedSymlink returns the first symlink on the way to path (a literal,
-// unresolved path) that lies inside one of roots, or "".
+// unresolved path) that a sandboxed command could have planted, or "": one
+// that lies inside a writable root of this run, or in a directory the
+// caller can write (an earlier run, under a broader policy, could have
+// written there too). A symlink in a directory the caller cannot write was
+// put there by someone else (the system, an administrator) and is followed.
 func plantedSymlink(path string, roots []string) string {
 	if strings.ContainsAny(path, "*?[") {
 		return "" // globs: their matches are resolved and checked as paths
@@ -306,8 +322,9 @@ func plantedSymlink(path string, roots []string) string {
 				return cur
 			}
 		}
-		// A symlink outside every writable root was put there by the user;
-		// follow it and go on checking from where it leads.
+		if unix.Access(parent, unix.W_OK) == nil {
+			return cur
+		}
 		real, err := filepath.EvalSymlinks(cur)
 		if err != nil {
 			return ""
@@ -442,12 +459,18 @@ func expandRule(r policy.Path, max int) ([]string, error) {
 var errTooMany = errors.New("too many matches")
 
 // findProtected walks root to depth looking for protected names.
+//
+// A protected name that is a symlink (or a symlinked .git or .claude on the
+// way to one) is refused: cordon can make what the link points at
+// read-only, but not the link, which the command could remove and replace
+// with a file of its own (rm .bashrc; echo ... > .bashrc).
 func findProtected(pol *policy.Policy, root string, depthLimit int) ([]string, error) {
 	names := pol.MandatoryDenyNames()
 	var out []string
+	var bad error
 	var walk func(dir, rel string, d int)
 	walk = func(dir, rel string, d int) {
-		if d > depthLimit {
+		if d > depthLimit || bad != nil {
 			return
 		}
 		ents, err := os.ReadDir(dir)
@@ -460,6 +483,10 @@ func findProtected(pol *policy.Policy, root string, depthLimit int) ([]string, e
 				r = rel + "/" + e.Name()
 			}
 			full := filepath.Join(dir, e.Name())
+			if e.Type()&fs.ModeSymlink != 0 && (matchesTail(r, names) || leadsToProtected(e.Name(), names)) {
+				bad = symlinkRefusal(full, root)
+				return
+			}
 			if matchesTail(r, names) {
 				out = append(out, full)
 				continue
@@ -470,7 +497,40 @@ func findProtected(pol *policy.Policy, root string, depthLimit int) ([]string, e
 		}
 	}
 	walk(root, "", 1)
-	return out, nil
+	return out, bad
+}
+
+// leadsToProtected: name is the first component of a protected name with
+// more than one (".git" for ".git/hooks").
+func leadsToProtected(name string, names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func symlinkRefusal(link, root string) error {
+	target, _ := os.Readlink(link)
+	return fmt.Errorf("%s is a symlink (to %s) in the writable root %s, and its name is protected: cordon can keep what it points at read-only, but not the link itself, which the command could replace with a file of its own; replace the link with the file or directory it points to, or run where %s is not writable", link, target, root, root)
+}
+
+// symlinkOnWay returns the first symlink among the components of path
+// below root (path included), or "".
+func symlinkOnWay(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		if st, err := os.Lstat(cur); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return cur
+		}
+	}
+	return ""
 }
 
 // matchesTail: rel ends with one of the protected names, by whole

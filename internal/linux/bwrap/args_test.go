@@ -204,20 +204,48 @@ func TestBuildGlobLimit(t *testing.T) {
 // A writable root reached through a symlink inside another writable root
 // may have been planted by an earlier run: it is not made writable.
 func TestBuildPlantedSymlink(t *testing.T) {
-	root := tree(t, "w/", "outside/", "trusted/")
-	os.Symlink(root+"/outside", root+"/w/build")
-	os.Symlink(root+"/trusted", root+"/link-by-user")
+	root := tree(t, "w/", "outside/", "trusted/", "ro/")
+	os.Symlink(root+"/outside", root+"/w/build")   // inside a writable root
+	os.Symlink(root+"/outside", root+"/elsewhere") // in a directory the caller can write
+	os.Symlink(root+"/trusted", root+"/ro/link")   // in a directory the caller cannot write
+	os.Chmod(root+"/ro", 0o555)
+	t.Cleanup(func() { os.Chmod(root+"/ro", 0o755) })
 	res := buildIn(t, root, root+"/w", policy.Filesystem{AllowWrite: []policy.Entry{
-		{Path: root + "/w"}, {Path: root + "/w/build"}, {Path: root + "/link-by-user"},
+		{Path: root + "/w"}, {Path: root + "/w/build"}, {Path: root + "/elsewhere"}, {Path: root + "/ro/link"},
 	}})
 	m := mountsOf(res.Args)
 	if indexOf(m, "--bind "+root+"/outside "+root+"/outside") >= 0 {
 		t.Errorf("a planted symlink made its target writable:\n%s", strings.Join(m, "\n"))
 	}
-	if indexOf(m, "--bind "+root+"/trusted "+root+"/trusted") < 0 {
-		t.Errorf("a symlink outside every writable root must be followed:\n%s", strings.Join(m, "\n"))
+	if os.Getuid() != 0 { // root can write every directory: it follows no symlink
+		if indexOf(m, "--bind "+root+"/trusted "+root+"/trusted") < 0 {
+			t.Errorf("a symlink in a directory the caller cannot write must be followed:\n%s", strings.Join(m, "\n"))
+		}
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "w/build") {
+	if len(res.Warnings) < 2 || !strings.Contains(strings.Join(res.Warnings, "\n"), "w/build") || !strings.Contains(strings.Join(res.Warnings, "\n"), "elsewhere") {
 		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// A protected name that is a symlink inside a writable root cannot be
+// protected (the link can be replaced): Build refuses, naming it.
+func TestBuildRefusesSymlinkedProtectedNames(t *testing.T) {
+	for _, link := range []string{".bashrc", ".git", ".mcp.json", "cordon.json"} {
+		root := tree(t, "w/", "elsewhere/.git/hooks/", "elsewhere/file")
+		target := root + "/elsewhere/file"
+		if link == ".git" {
+			target = root + "/elsewhere/.git"
+		}
+		os.Symlink(target, root+"/w/"+link)
+		pol, err := policy.New(policy.Settings{Filesystem: policy.Filesystem{AllowWrite: []policy.Entry{{Path: root + "/w"}}}},
+			policy.Env{Dir: root + "/w", Home: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol.SourceFile = root + "/w/cordon.json"
+		_, err = Build(Plan{Policy: pol, Self: "/x"})
+		if err == nil || !strings.Contains(err.Error(), root+"/w/"+link+" is a symlink") {
+			t.Errorf("%s: want a refusal naming the symlink, got %v", link, err)
+		}
 	}
 }

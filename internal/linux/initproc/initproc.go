@@ -45,8 +45,9 @@ const (
 
 // Inherited descriptors of the init stage.
 const (
-	ConfigFD = 3 // the Config, JSON, then EOF
-	BridgeFD = 4 // SOCK_SEQPACKET socketpair to the host proxies; absent without a bridge
+	ConfigFD   = 3 // the Config, JSON, then EOF
+	BridgeFD   = 4 // SOCK_SEQPACKET socketpair to the host proxies; absent without a bridge
+	LifelineFD = 7 // read end of a pipe whose write end only the host's cordon holds
 )
 
 // Config is what the host tells the init stage.
@@ -79,11 +80,11 @@ func fail(format string, args ...any) int {
 // Init is the sandbox's PID 1.
 func Init() int {
 	start := time.Now()
-	// One P for the main loop and one for each bridge loop, which blocks
+	// One P for the main loop, the lifeline and each bridge loop, which block
 	// in accept(2): with fewer, a goroutine in a blocking syscall holds
 	// the only P until the scheduler's monitor takes it back, delaying
 	// start-up, signal forwarding and the exit by up to milliseconds.
-	runtime.GOMAXPROCS(3)
+	runtime.GOMAXPROCS(4)
 	// Nothing in the sandbox may read this process's memory or descriptors
 	// (the bridge socket, later the guard's listener).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -106,6 +107,19 @@ func Init() int {
 	mark("configured")
 	// Whatever else was inherited must not reach the command.
 	closeExtraFDs()
+	// When cordon on the host dies, however it dies, the lifeline reaches
+	// EOF and PID 1 exits, which makes the kernel kill everything in the
+	// sandbox. (PDEATHSIG alone is not enough: the kernel clears it when a
+	// process changes credentials, as bubblewrap does.)
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := unix.Read(LifelineFD, b[:]); err != unix.EINTR {
+				break
+			}
+		}
+		os.Exit(ExitFailure)
+	}()
 	if cfg.HTTPPort > 0 {
 		for _, l := range []struct {
 			port int

@@ -127,6 +127,7 @@ func Run(o Options) (int, error) {
 		fdBridge = 4 // = initproc.BridgeFD
 		fdStatus = 5
 		fdArgs   = 6
+		// fd 7 = initproc.LifelineFD
 	)
 	plan, err := bwrap.Build(bwrap.Plan{
 		Policy: pol, Self: self, UID: uid, GID: gid,
@@ -168,6 +169,14 @@ func Run(o Options) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
+	// The lifeline: the sandbox's init holds the read end and exits when it
+	// reads EOF, that is when this process is gone. Only cordon holds the
+	// write end (close-on-exec keeps it out of bubblewrap).
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	defer lifeW.Close()
 	sandboxFile, err := sandboxEnd.File()
 	sandboxEnd.Close()
 	if err != nil {
@@ -212,7 +221,7 @@ func Run(o Options) (int, error) {
 		defer runtime.UnlockOSThread()
 		pid, err := syscall.ForkExec(bw, []string{bw, "--args", strconv.Itoa(fdArgs), "--", bwrap.InitPath, initproc.InitArg}, &syscall.ProcAttr{
 			Env:   []string{"PATH=/usr/bin:/bin"},
-			Files: []uintptr{o.Stdin.Fd(), o.Stdout.Fd(), o.Stderr.Fd(), cfgR.Fd(), sandboxFile.Fd(), statusW.Fd(), argsR.Fd()},
+			Files: []uintptr{o.Stdin.Fd(), o.Stdout.Fd(), o.Stderr.Fd(), cfgR.Fd(), sandboxFile.Fd(), statusW.Fd(), argsR.Fd(), lifeR.Fd()},
 			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 		})
 		started <- err
@@ -231,7 +240,7 @@ func Run(o Options) (int, error) {
 		return 0, fmt.Errorf("%w: starting %s: %v", ErrSetup, bw, err)
 	}
 	mark("bubblewrap started")
-	for _, f := range []*os.File{cfgR, sandboxFile, statusW, argsR} {
+	for _, f := range []*os.File{cfgR, sandboxFile, statusW, argsR, lifeR} {
 		f.Close()
 	}
 	childPid := make(chan int, 1)

@@ -86,10 +86,14 @@ func Build(o Options) ([]unix.SockFilter, error) {
 			switch r.test.op {
 			case opAnySet:
 				op = unix.BPF_JSET
-			case opMaskedEq:
+			case opMaskedEq, opMaskedNe:
 				// The AND replaces the loaded value: the next row reloads.
 				block = append(block, unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: r.test.mask})
 				loaded = -1
+			}
+			if r.test.op == opMaskedNe {
+				block = append(block, jump(op, r.test.val, 1, 0), ret(refuse(r.errno)))
+				continue
 			}
 			block = append(block, jump(op, r.test.val, 0, 1), ret(refuse(r.errno)))
 		}

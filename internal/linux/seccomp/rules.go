@@ -90,6 +90,7 @@ const (
 	opEq       testOp = iota // arg == val
 	opAnySet                 // arg & val != 0
 	opMaskedEq               // arg & mask == val
+	opMaskedNe               // arg & mask != val
 )
 
 // matches is the test's meaning, for the reference model and the docs.
@@ -99,6 +100,8 @@ func (t *argTest) matches(v uint32) bool {
 		return v&t.val != 0
 	case opMaskedEq:
 		return v&t.mask == t.val
+	case opMaskedNe:
+		return v&t.mask != t.val
 	}
 	return v == t.val
 }
@@ -109,6 +112,8 @@ func (t *argTest) String() string {
 		return fmt.Sprintf("%s & (%s) != 0", t.argName, t.valName)
 	case opMaskedEq:
 		return fmt.Sprintf("%s & %#x == %s", t.argName, t.mask, t.valName)
+	case opMaskedNe:
+		return fmt.Sprintf("%s & %#x != %s", t.argName, t.mask, t.valName)
 	}
 	return fmt.Sprintf("%s == %s", t.argName, t.valName)
 }
@@ -157,13 +162,12 @@ var table = []rule{
 	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_UNIX, "AF_UNIX", 0}, unixSocket: true, errno: unix.EPERM,
 		why: "a unix socket reaches services outside the sandbox by path (a container daemon, ssh-agent, D-Bus) around the network proxy; seccomp cannot read the path, so creating one is refused (network.allowAllUnixSockets allows it)"},
 	// A datagram or seqpacket socket from socketpair can still sendto() or
-	// connect() to a socket by path (/dev/log, a daemon's datagram socket);
-	// a stream pair is connected for good and reaches nothing else. Only
-	// AF_UNIX implements socketpair, so the type alone decides.
-	{sys: "socketpair", test: &argTest{1, "type", opMaskedEq, unix.SOCK_DGRAM, "SOCK_DGRAM", sockTypeMask}, unixSocket: true, errno: unix.EPERM,
-		why: "a datagram unix socket can send to any unix socket by path, around the refusal of socket(AF_UNIX)"},
-	{sys: "socketpair", test: &argTest{1, "type", opMaskedEq, unix.SOCK_SEQPACKET, "SOCK_SEQPACKET", sockTypeMask}, unixSocket: true, errno: unix.EPERM,
-		why: "a seqpacket unix socket pair is refused with the datagram one: only stream pairs are known to reach nothing else"},
+	// connect() to a socket by path (/dev/log, a daemon's datagram socket),
+	// and the kernel turns SOCK_RAW into SOCK_DGRAM; a stream pair is
+	// connected for good and reaches nothing else. So only stream pairs are
+	// allowed. Only AF_UNIX implements socketpair: the type alone decides.
+	{sys: "socketpair", test: &argTest{1, "type", opMaskedNe, unix.SOCK_STREAM, "SOCK_STREAM", sockTypeMask}, unixSocket: true, errno: unix.EPERM,
+		why: "a unix socket pair that is not a stream (datagram, seqpacket, raw) can send to any unix socket by path, around the refusal of socket(AF_UNIX)"},
 	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_VSOCK, "AF_VSOCK", 0}, unixSocket: true, errno: unix.EPERM,
 		why: "a vsock reaches the hypervisor and other virtual machines around the network namespace and the proxy (network.allowAllUnixSockets allows it)"},
 
