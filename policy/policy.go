@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/hostmatch"
 )
@@ -75,7 +76,10 @@ type Env struct {
 
 func (e Env) fill() (Env, error) {
 	if e.Dir == "" {
-		wd, err := os.Getwd()
+		// The kernel's path of the working directory, symlinks resolved
+		// (os.Getwd may answer $PWD, which can go through a symlink that a
+		// sandboxed command planted).
+		wd, err := syscall.Getwd()
 		if err != nil {
 			return e, fmt.Errorf("%w: cannot read the working directory: %v", ErrPolicy, err)
 		}
