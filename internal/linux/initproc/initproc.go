@@ -101,7 +101,7 @@ func Init() int {
 	}
 	mark := func(what string) {
 		if cfg.Debug {
-			fmt.Fprintf(os.Stderr, "cordon[init]: %6.2f ms %s (t=%d)\n", float64(time.Since(start).Microseconds())/1000, what, time.Now().UnixMicro()%10000000)
+			fmt.Fprintf(os.Stderr, "cordon[init]: %6.2f ms %s\n", float64(time.Since(start).Microseconds())/1000, what)
 		}
 	}
 	mark("configured")

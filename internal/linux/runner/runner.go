@@ -64,7 +64,7 @@ func Run(o Options) (int, error) {
 	start := time.Now()
 	mark := func(what string) {
 		if o.Debug != nil {
-			fmt.Fprintf(o.Debug, "cordon: %6.2f ms %s (t=%d)\n", float64(time.Since(start).Microseconds())/1000, what, time.Now().UnixMicro()%10000000)
+			fmt.Fprintf(o.Debug, "cordon: %6.2f ms %s\n", float64(time.Since(start).Microseconds())/1000, what)
 		}
 	}
 	if o.Stdin == nil {
