@@ -21,6 +21,35 @@ const (
 	TagSOCKS = 'S'
 )
 
+// NewBridge returns the two ends of a bridge channel: a SOCK_SEQPACKET
+// socketpair (one message per connection, never merged), both ends
+// close-on-exec. The host serves one end with ServeFDs; the sandbox's init
+// inherits the other.
+func NewBridge() (host, sandbox *net.UnixConn, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	conv := func(fd int) (*net.UnixConn, error) {
+		f := os.NewFile(uintptr(fd), "bridge")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*net.UnixConn), nil
+	}
+	if host, err = conv(fds[0]); err != nil {
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	if sandbox, err = conv(fds[1]); err != nil {
+		host.Close()
+		return nil, nil, err
+	}
+	return host, sandbox, nil
+}
+
 // SendConn hands fd (an accepted TCP socket) over the socketpair end sp,
 // tagged for the HTTP or SOCKS proxy.
 func SendConn(sp *net.UnixConn, tag byte, fd int) error {

@@ -9,28 +9,15 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// socketpair returns both ends of a SOCK_SEQPACKET pair, the bridge's
-// channel.
 func socketpair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	a, b, err := NewBridge()
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := func(fd int) *net.UnixConn {
-		f := os.NewFile(uintptr(fd), "sp")
-		defer f.Close()
-		c, err := net.FileConn(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.(*net.UnixConn)
-	}
-	return conv(fds[0]), conv(fds[1])
+	return a, b
 }
 
 // The bridge's path: a TCP connection accepted elsewhere is handed over

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,30 +79,17 @@ func skBridge(proxyURL string, args []string) int {
 	return 0
 }
 
-// skResolver answers from a table, as DNS would: a name it does not hold
-// does not exist.
-type skResolver map[string][]netip.Addr
+// skResolver answers from a table, as DNS would (see htFakeResolver).
+type skResolver = htFakeResolver
 
-func (r skResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := r[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-type skSink struct {
-	mu sync.Mutex
-	vs []violation.Violation
-}
-
-func (k *skSink) add(v violation.Violation) { k.mu.Lock(); k.vs = append(k.vs, v); k.mu.Unlock() }
+type skSink struct{ htSink }
 
 // take returns the violations delivered since the last take.
 func (k *skSink) take() []violation.Violation {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	vs := k.vs
-	k.vs = nil
+	k.htSink.mu.Lock()
+	defer k.htSink.mu.Unlock()
+	vs := k.htSink.vs
+	k.htSink.vs = nil
 	return vs
 }
 

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -103,7 +102,7 @@ func Run(o Options) (int, error) {
 		defer srv.Close()
 	}
 	mark("proxies ready")
-	hostEnd, sandboxEnd, err := seqpacketPair()
+	hostEnd, sandboxEnd, err := proxy.NewBridge()
 	if err != nil {
 		return 0, fmt.Errorf("%w: the bridge socketpair: %v", ErrSetup, err)
 	}
@@ -325,33 +324,6 @@ func commandEnv(env []string, user, token string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-func seqpacketPair() (*net.UnixConn, *net.UnixConn, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	conv := func(fd int) (*net.UnixConn, error) {
-		f := os.NewFile(uintptr(fd), "bridge")
-		defer f.Close()
-		c, err := net.FileConn(f)
-		if err != nil {
-			return nil, err
-		}
-		return c.(*net.UnixConn), nil
-	}
-	a, err := conv(fds[0])
-	if err != nil {
-		unix.Close(fds[1])
-		return nil, nil, err
-	}
-	b, err := conv(fds[1])
-	if err != nil {
-		a.Close()
-		return nil, nil, err
-	}
-	return a, b, nil
 }
 
 // A placeholder is an empty, mode-0 file cordon creates over a protected
