@@ -1,11 +1,15 @@
 package proxy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/violation"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +23,25 @@ import (
 const (
 	TagHTTP  = 'H'
 	TagSOCKS = 'S'
+	// TagViolation carries no descriptor: its payload is a JSON
+	// violation.Violation the sandbox's init saw (a seccomp refusal).
+	TagViolation = 'V'
 )
+
+// maxReport bounds a violation message from the sandbox.
+const maxReport = 4096
+
+// SendViolation reports a refusal seen inside the sandbox to the host.
+func SendViolation(sp int, v violation.Violation) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(b)+1 > maxReport {
+		return errors.New("violation report too large")
+	}
+	return unix.Sendmsg(sp, append([]byte{TagViolation}, b...), nil, nil, 0)
+}
 
 // NewBridge returns the two ends of a bridge channel: a SOCK_SEQPACKET
 // socketpair (one message per connection, never merged), both ends
@@ -88,7 +110,7 @@ func (s *Server) ServeFDsWith(sp *net.UnixConn, handle func(tag byte, c *net.TCP
 		return net.ErrClosed
 	}
 	defer s.unregister(sp)
-	buf := make([]byte, 1)
+	buf := make([]byte, maxReport)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
 		n, oobn, flags, _, err := sp.ReadMsgUnix(buf, oob)
@@ -102,6 +124,10 @@ func (s *Server) ServeFDsWith(sp *net.UnixConn, handle func(tag byte, c *net.TCP
 			return nil // the sandbox side closed
 		}
 		fds, perr := parseRights(oob[:oobn])
+		if n > 1 && buf[0] == TagViolation && oobn == 0 && flags&unix.MSG_TRUNC == 0 {
+			s.report(buf[1:n])
+			continue
+		}
 		if flags&unix.MSG_CTRUNC != 0 || perr != nil || len(fds) != 1 || n != 1 {
 			for _, fd := range fds {
 				unix.Close(fd)
@@ -172,4 +198,20 @@ func checkTCP(fd int) error {
 		return fmt.Errorf("handed socket is not TCP")
 	}
 	return nil
+}
+
+// report passes a violation the sandbox's init saw to the sink, with the
+// Server's command for attribution: the sandbox writes this channel, so it
+// chooses the action, target and reason of its own refusals, never whom
+// they are attributed to.
+func (s *Server) report(payload []byte) {
+	var v violation.Violation
+	if json.Unmarshal(payload, &v) != nil || s.cfg.Sink == nil {
+		return
+	}
+	v.Command, v.CommandID = s.cfg.Command, ""
+	if v.Time.IsZero() {
+		v.Time = time.Now()
+	}
+	s.cfg.Sink(v)
 }

@@ -47,6 +47,9 @@ type Config struct {
 	Ask func(ctx context.Context, host string, port int) (bool, string)
 	// Strict never asks (network.strictAllowlist).
 	Strict bool
+	// Command is whom refusals reported by the sandbox itself (over the
+	// bridge) are attributed to.
+	Command string
 }
 
 // Resolver is the part of *net.Resolver the proxies use.

@@ -382,3 +382,27 @@ func TestSandboxGitSSHRefusedInBand(t *testing.T) {
 		t.Errorf("the refusal is not in cordon's summary: %q", r.stderr)
 	}
 }
+
+// A refused syscall is reported by the seccomp supervisor in PID 1 and
+// shows up in cordon's summary, without strace.
+func TestSandboxReportsSeccompRefusals(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	s := newSandbox(t, "")
+	r := s.run("--", "python3", "-c", `
+import socket, ctypes, errno
+try: socket.socket(socket.AF_UNIX)
+except OSError as e: print("unix", errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+print("io_uring", libc.syscall(425, 1, ctypes.create_string_buffer(120)), errno.errorcode[ctypes.get_errno()])
+`)
+	if !strings.Contains(r.stdout, "unix EPERM") || !strings.Contains(r.stdout, "io_uring -1 EPERM") {
+		t.Fatalf("the calls were not refused with EPERM: %+v", r)
+	}
+	for _, want := range []string{"cordon: blocked unix-socket socket(domain == AF_UNIX)", "cordon: blocked syscall io_uring_setup"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
 	"github.com/cordon-sandbox/cordon/proxy"
+	"github.com/cordon-sandbox/cordon/violation"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,11 +81,12 @@ func fail(format string, args ...any) int {
 // Init is the sandbox's PID 1.
 func Init() int {
 	start := time.Now()
-	// One P for the main loop, the lifeline and each bridge loop, which block
+	// One P for the main loop, the lifeline, the seccomp supervisor and
+	// each bridge loop, which block
 	// in accept(2): with fewer, a goroutine in a blocking syscall holds
 	// the only P until the scheduler's monitor takes it back, delaying
 	// start-up, signal forwarding and the exit by up to milliseconds.
-	runtime.GOMAXPROCS(4)
+	runtime.GOMAXPROCS(5)
 	// Nothing in the sandbox may read this process's memory or descriptors
 	// (the bridge socket, later the guard's listener).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -215,10 +217,19 @@ func startCommand(cfg Config) (int, int, error) {
 		// for good if it is the main thread), so no other goroutine of PID 1
 		// ever runs filtered.
 		runtime.LockOSThread()
-		if err := seccomp.InstallThread(prog); err != nil {
+		listener, err := seccomp.InstallThreadNotify(prog)
+		if err != nil {
 			ch <- started{0, ExitFailure, fmt.Errorf("cannot install the seccomp filter: %v; refusing to run without it", err)}
 			return
 		}
+		// Refusals are answered (with the rule's errno) and reported by an
+		// unfiltered thread of PID 1. If PID 1 dies, the kernel fails them
+		// with ENOSYS: refused all the same.
+		go seccomp.Supervise(listener, cfg.Seccomp, func(r seccomp.Refusal) {
+			if cfg.HTTPPort > 0 {
+				proxy.SendViolation(BridgeFD, refusalViolation(r))
+			}
+		})
 		// syscall.ForkExec forks from this thread, so the child inherits
 		// its filter (os.StartProcess would first fork a probe child).
 		pid, err := syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
@@ -235,6 +246,19 @@ func startCommand(cfg Config) (int, int, error) {
 	}()
 	r := <-ch
 	return r.pid, r.code, r.err
+}
+
+// refusalViolation describes a seccomp refusal for the host.
+func refusalViolation(r seccomp.Refusal) violation.Violation {
+	action, target, reason := violation.Syscall, r.Syscall, "seccomp filter"
+	if r.Syscall == "socket" || r.Syscall == "socketpair" {
+		action, reason = violation.UnixSocket, "seccomp filter; network.allowAllUnixSockets allows it"
+	}
+	if r.Arg != "" {
+		target += "(" + r.Arg + ")"
+	}
+	return violation.Violation{Action: action, Target: target, Reason: reason,
+		Raw: fmt.Sprintf("%s args=%#x errno=%s: %s", r.Syscall, r.Args, r.Errno, r.Why)}
 }
 
 // listenLoopback opens a listening TCP socket on the sandbox's

@@ -95,7 +95,7 @@ func Run(o Options) (int, error) {
 	var srv *proxy.Server
 	if net.HTTPProxyPort == 0 && net.SOCKSProxyPort == 0 {
 		cfg := proxy.PolicyConfig(pol)
-		cfg.Token, cfg.Sink = token, o.Sink
+		cfg.Token, cfg.Sink, cfg.Command = token, o.Sink, o.Command
 		if srv, err = proxy.NewServer(cfg); err != nil {
 			return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 		}
@@ -154,7 +154,7 @@ func Run(o Options) (int, error) {
 	cfg := initproc.Config{
 		Argv: o.Argv, Env: commandEnv(o.Env, proxy.User(o.Command), token),
 		Dir: pol.Env.Dir, HTTPPort: HTTPPort, SOCKSPort: SOCKSPort, TTY: tty, Debug: o.Debug != nil,
-		Seccomp: seccomp.Options{AllowUnixSockets: net.AllowAllUnixSockets},
+		Seccomp: seccomp.Options{AllowUnixSockets: net.AllowAllUnixSockets, Notify: true},
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {

@@ -17,6 +17,12 @@ type Options struct {
 	// Arch is "amd64" or "arm64"; "" is the running architecture
 	// (runtime.GOARCH).
 	Arch string
+	// Notify makes every refusal a user notification instead of an errno:
+	// the process holding the listener (InstallThreadNotify) answers each
+	// with the rule's errno (Supervise) and can report it. If that process
+	// is gone, the kernel fails the call with ENOSYS: still refused. clone3
+	// keeps its plain ENOSYS (a fallback, not a refusal).
+	Notify bool
 }
 
 // ErrUnsupportedArch is returned by Build for an architecture it has no
@@ -69,7 +75,7 @@ func Build(o Options) ([]unix.SockFilter, error) {
 		if g.rows[0].test == nil {
 			p = append(p,
 				jump(unix.BPF_JEQ, g.nr, 0, 1),
-				ret(refuse(g.rows[0].errno)))
+				ret(o.refusal(g.rows[0])))
 			continue
 		}
 		// The argument block ends in returns, so a call that enters it
@@ -92,10 +98,10 @@ func Build(o Options) ([]unix.SockFilter, error) {
 				loaded = -1
 			}
 			if r.test.op == opMaskedNe {
-				block = append(block, jump(op, r.test.val, 1, 0), ret(refuse(r.errno)))
+				block = append(block, jump(op, r.test.val, 1, 0), ret(o.refusal(r)))
 				continue
 			}
-			block = append(block, jump(op, r.test.val, 0, 1), ret(refuse(r.errno)))
+			block = append(block, jump(op, r.test.val, 0, 1), ret(o.refusal(r)))
 		}
 		block = append(block, ret(unix.SECCOMP_RET_ALLOW))
 		if len(block) > maxJump {
@@ -136,6 +142,14 @@ func groupBySyscall(a *arch, o Options) []group {
 		gs[i].rows = append(gs[i].rows, r)
 	}
 	return gs
+}
+
+// refusal is what the filter returns for a matching rule.
+func (o Options) refusal(r rule) uint32 {
+	if o.Notify && r.errno != unix.ENOSYS {
+		return unix.SECCOMP_RET_USER_NOTIF
+	}
+	return refuse(r.errno)
 }
 
 func refuse(e unix.Errno) uint32 {

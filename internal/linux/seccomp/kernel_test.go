@@ -132,6 +132,8 @@ func helperMain(mode string) int {
 		emit(result{Op: "Install", Errno: fmt.Sprint(err), Value: statusField("/proc/thread-self/status", "Seccomp")})
 	case "thread-only":
 		return helperThreadOnly(emit)
+	case "notify":
+		return helperNotify(emit)
 	case "bad-program":
 		// A load past the end of seccomp_data, which the kernel's
 		// checker refuses.
@@ -858,5 +860,95 @@ func wantSIGSYS(t *testing.T, rs []result, err error) {
 	}
 	if len(rs) > 0 {
 		t.Errorf("helper reported %+v before it was killed", rs)
+	}
+}
+
+// helperNotify installs the Notify variant on one locked thread, supervises
+// it from another, and makes refused calls from the filtered thread.
+func helperNotify(emit func(result)) int {
+	prog, err := Build(Options{Notify: true})
+	if err != nil {
+		emit(result{Op: "build", Errno: err.Error()})
+		return 0
+	}
+	type installed struct {
+		fd  int
+		err error
+	}
+	ready := make(chan installed)
+	calls := make(chan func(), 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is filtered
+		fd, err := InstallThreadNotify(prog)
+		ready <- installed{fd, err}
+		for f := range calls {
+			f()
+		}
+		close(done)
+	}()
+	in := <-ready
+	if in.err != nil {
+		emit(result{Op: "install", Errno: in.err.Error()})
+		return 0
+	}
+	reports := make(chan Refusal, 8)
+	go Supervise(in.fd, Options{Notify: true}, func(r Refusal) { reports <- r })
+	calls <- func() {
+		_, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		emit(result{Op: "socket AF_UNIX", Errno: errnoName(err)})
+		_, _, e := unix.Syscall(unix.SYS_UNSHARE, unix.CLONE_NEWUSER, 0, 0)
+		emit(result{Op: "unshare", Errno: errnoName(errOrNil(e))})
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		emit(result{Op: "socket AF_INET", Errno: errnoName(err)})
+	}
+	close(calls)
+	<-done
+	for i := 0; i < 2; i++ {
+		select {
+		case r := <-reports:
+			emit(result{Op: "report", Value: r.Syscall + " " + r.Arg + " " + r.Errno.Error()})
+		case <-time.After(5 * time.Second):
+			emit(result{Op: "report", Errno: "timeout"})
+		}
+	}
+	return 0
+}
+
+func errOrNil(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// TestKernelNotify: in Notify mode a refused call still fails with the
+// rule's errno (answered by the supervisor), each refusal is reported with
+// its rule, and allowed calls never reach the supervisor.
+func TestKernelNotify(t *testing.T) {
+	requireUnfiltered(t)
+	rs, err := runHelper(t, "notify")
+	if err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	got := byOp(rs)
+	if r, ok := got["install"]; ok {
+		t.Skipf("user notification unavailable here: %s", r.Errno)
+	}
+	checkOutcome(t, got["socket AF_UNIX"], "EPERM")
+	checkOutcome(t, got["unshare"], "EPERM")
+	checkOutcome(t, got["socket AF_INET"], works)
+	var reports []string
+	for _, r := range rs {
+		if r.Op == "report" {
+			reports = append(reports, r.Value+r.Errno)
+		}
+	}
+	want := []string{"socket domain == AF_UNIX operation not permitted", "unshare  operation not permitted"}
+	if !slices.Equal(reports, want) {
+		t.Errorf("reports %q, want %q", reports, want)
 	}
 }
