@@ -44,6 +44,8 @@ flags:
                         does not exist, cordon's secure defaults apply)
   -d, --debug           print what cordon decides and why, to stderr
   -c STRING             run STRING with /bin/sh -c
+  -q, --quiet           no summary of what was refused (one line each, on stderr)
+  --violations FILE     also write what was refused to FILE, one JSON object a line
 
 exit status: the command's, or 128+signal; 125 cordon failed (bad settings,
 a rule it cannot enforce); 126 not executable; 127 not found.
@@ -51,10 +53,12 @@ a rule it cannot enforce); 126 not executable; 127 not found.
 
 // globalFlags are accepted before the command and before every verb.
 type globalFlags struct {
-	settings string
-	debug    bool
-	command  string
-	cSet     bool
+	settings   string
+	debug      bool
+	command    string
+	cSet       bool
+	quiet      bool
+	violations string
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {
@@ -65,6 +69,9 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.debug, "d", g.debug, "debug output")
 	fs.BoolVar(&g.debug, "debug", g.debug, "debug output")
 	fs.Func("c", "shell string", func(s string) error { g.command, g.cSet = s, true; return nil })
+	fs.BoolVar(&g.quiet, "quiet", g.quiet, "no summary of refusals")
+	fs.BoolVar(&g.quiet, "q", g.quiet, "no summary of refusals")
+	fs.StringVar(&g.violations, "violations", g.violations, "write refusals as JSON lines to FILE")
 }
 
 // cliError is a failure of cordon itself, printed as "cordon: ..." and
@@ -169,7 +176,7 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return runSandboxed(p, inv.argv, inv.g.debug, stderr)
+	return runSandboxed(p, inv.argv, inv.g, stderr)
 }
 
 // loadPolicy reads the named settings file, or ~/.srt-settings.json, or the

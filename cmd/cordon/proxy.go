@@ -51,9 +51,9 @@ func proxyVerb(g globalFlags, args []string, stdout, stderr io.Writer) (int, err
 	if !*noAuth {
 		cfg.Token = proxy.NewToken()
 	}
-	cfg.Sink = func(v violation.Violation) {
-		fmt.Fprintf(stderr, "cordon: blocked %s %s (%s)\n", v.Action, v.Target, v.Reason)
-	}
+	store := violation.NewStore(0, pol.Settings.IgnoreViolations)
+	store.Subscribe(func(v violation.Violation) { fmt.Fprintln(stderr, "cordon: "+violation.Line(v)) })
+	cfg.Sink = store.Sink()
 	at := proxy.Listen{
 		HTTP:  net.JoinHostPort("127.0.0.1", strconv.Itoa(*httpPort)),
 		SOCKS: net.JoinHostPort("127.0.0.1", strconv.Itoa(*socksPort)),

@@ -406,3 +406,50 @@ print("io_uring", libc.syscall(425, 1, ctypes.create_string_buffer(120)), errno.
 		}
 	}
 }
+
+// Refusals: one summary line each on stderr, silenced by --quiet, written
+// as JSON lines by --violations, and suppressed by ignoreViolations.
+func TestSandboxViolationOutputs(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	s := newSandbox(t, `{"network": {"allowedDomains": ["ok.example"], "deniedDomains": ["evil.example"],
+	  "deniedDomainReasons": {"evil.example": "exfiltration host"}},
+	  "ignoreViolations": {"*": ["quiet.example"], "curl -sS http://noisy": ["noisy.example"]}}`)
+	script := "curl -sS -o /dev/null http://evil.example/; curl -sS -o /dev/null http://quiet.example/; curl -sS -o /dev/null http://noisy.example/; true"
+	r := s.sh(script)
+	if !strings.Contains(r.stderr, "cordon: blocked network-outbound evil.example:80 (exfiltration host)") {
+		t.Errorf("summary: %q", r.stderr)
+	}
+	if strings.Contains(r.stderr, "quiet.example") {
+		t.Errorf(`ignoreViolations "*" did not suppress: %q`, r.stderr)
+	}
+	// The "curl -sS http://noisy" key does not occur in this command's text,
+	// so its pattern does not apply.
+	if !strings.Contains(r.stderr, "noisy.example:80") {
+		t.Errorf("an ignore rule for another command suppressed this one: %q", r.stderr)
+	}
+	out := filepath.Join(s.dir, "v.jsonl")
+	r = s.run("--quiet", "--violations", out, "--", "/bin/sh", "-c", script)
+	if strings.Contains(r.stderr, "cordon: blocked") {
+		t.Errorf("--quiet printed: %q", r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string // glibc's resolver also probes nscd's unix socket: keep the network ones
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, `"action":"network-outbound"`) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[0], `"action":"network-outbound"`) || !strings.Contains(lines[0], `"target":"evil.example:80"`) ||
+		!strings.Contains(lines[0], `"command":"/bin/sh -c curl`) {
+		t.Errorf("--violations wrote:\n%s", b)
+	}
+	r = s.run("--violations", out, "--", "true")
+	if b, _ := os.ReadFile(out); len(b) != 0 || r.code != 0 {
+		t.Errorf("a run with nothing refused must leave an empty file: %q %+v", b, r)
+	}
+}
