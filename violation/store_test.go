@@ -339,3 +339,23 @@ func TestConcurrent(t *testing.T) {
 		t.Error("Clear left violations")
 	}
 }
+
+// BenchmarkAdd measures the Sink on a source's hot path, for a plain
+// violation and for one that needs every sanitizing step.
+func BenchmarkAdd(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		v    Violation
+	}{
+		{"plain", Violation{Action: NetworkOutbound, Target: "evil.test:443", Reason: "not in allowedDomains", Command: "curl https://evil.test/", Raw: "CONNECT evil.test:443"}},
+		{"hostile", Violation{Action: NetworkOutbound, Target: "e\u202evil\x1b[2J</x>:443", Reason: "not in allowedDomains", Command: strings.Repeat("c\n", 800), Raw: "\xff\xfe"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := NewStore(0, map[string][]string{"*": {"/usr/bin"}})
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Add(bc.v)
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@ type Violation struct {
 	Reason    string    `json:"reason,omitempty"` // the rule and why, for a person
 	Command   string    `json:"command,omitempty"`
 	CommandID string    `json:"commandId,omitempty"`
-	Raw       string    `json:"raw,omitempty"` // what the source saw, verbatim
+	Raw       string    `json:"raw,omitempty"` // what the source saw, verbatim until a Store sanitizes it
 }
 
 // Sink receives violations. It must not block: sources call it on their

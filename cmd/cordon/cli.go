@@ -46,6 +46,8 @@ flags:
   -c STRING             run STRING with /bin/sh -c
   -q, --quiet           no summary of what was refused (one line each, on stderr)
   --violations FILE     also write what was refused to FILE, one JSON object a line
+  --control-fd N        read settings updates from descriptor N (N >= 3), one whole
+                        settings document a line; network rules apply at once
 
 exit status: the command's, or 128+signal; 125 cordon failed (bad settings,
 a rule it cannot enforce); 126 not executable; 127 not found.
@@ -59,6 +61,7 @@ type globalFlags struct {
 	cSet       bool
 	quiet      bool
 	violations string
+	controlFD  int
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {
@@ -72,6 +75,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.quiet, "quiet", g.quiet, "no summary of refusals")
 	fs.BoolVar(&g.quiet, "q", g.quiet, "no summary of refusals")
 	fs.StringVar(&g.violations, "violations", g.violations, "write refusals as JSON lines to FILE")
+	fs.IntVar(&g.controlFD, "control-fd", g.controlFD, "read settings updates (JSON lines) from this descriptor")
 }
 
 // cliError is a failure of cordon itself, printed as "cordon: ..." and
@@ -171,6 +175,9 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return explain(inv.g, inv.args, stdout, stderr)
 	case "proxy":
 		return proxyVerb(inv.g, inv.args, stdout, stderr)
+	}
+	if inv.g.controlFD != 0 && inv.g.controlFD < 3 {
+		return 0, failf("--control-fd %d: use a descriptor of 3 or more (0-2 are stdin, stdout and stderr)", inv.g.controlFD)
 	}
 	p, err := loadPolicy(inv.g.settings, stderr, inv.g.debug)
 	if err != nil {

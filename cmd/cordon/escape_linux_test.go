@@ -50,7 +50,7 @@ func escMarker() string {
 
 // escRun is s.run with a stdin and extra environment (later entries win:
 // "HOME=..." in env replaces the test's empty home).
-func escRun(t *testing.T, s *sandbox, stdin io.Reader, env []string, args ...string) result {
+func escRun(t *testing.T, s *sbx, stdin io.Reader, env []string, args ...string) result {
 	t.Helper()
 	if s.settings != "" {
 		args = append([]string{"-s", s.settings}, args...)
@@ -93,7 +93,7 @@ def sc(*args):
 
 // escPy runs a python probe in the sandbox and returns its name=result
 // lines as a map, with the raw result.
-func escPy(t *testing.T, s *sandbox, script string, args ...string) (map[string]string, result) {
+func escPy(t *testing.T, s *sbx, script string, args ...string) (map[string]string, result) {
 	t.Helper()
 	r := s.run(append([]string{"--", "python3", "-c", escPyPrelude + script}, args...)...)
 	return escParse(r.stdout), r

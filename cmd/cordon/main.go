@@ -15,11 +15,13 @@ package main
 
 import (
 	"os"
+
+	"github.com/cordon-sandbox/cordon/sandbox"
 )
 
 func main() {
-	if code, ok := internalStage(os.Args[1:]); ok {
-		os.Exit(code)
-	}
+	// cordon's hidden stages (the sandbox's PID 1, ssh's ProxyCommand)
+	// run before anything else, as runc checks for "init".
+	sandbox.Init()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

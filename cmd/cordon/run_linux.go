@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/linux/runner"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/violation"
+	"golang.org/x/sys/unix"
 )
 
 // runSandboxed runs argv in the Linux sandbox and returns its status, then
@@ -21,7 +23,21 @@ func runSandboxed(p *policy.Policy, argv []string, g globalFlags, stderr io.Writ
 		dbg = stderr
 	}
 	store := violation.NewStore(0, p.Settings.IgnoreViolations)
+	var updates chan *policy.Policy
+	if g.controlFD >= 3 {
+		f := os.NewFile(uintptr(g.controlFD), "control-fd")
+		if f == nil {
+			return 0, failf("--control-fd %d is not an open descriptor", g.controlFD)
+		}
+		if _, err := f.Stat(); err != nil {
+			return 0, failf("--control-fd %d: %v", g.controlFD, err)
+		}
+		unix.CloseOnExec(g.controlFD) // the channel that carries the policy must not reach the sandbox
+		updates = make(chan *policy.Policy, 4)
+		go readControl(f, p.Env, updates, stderr)
+	}
 	code, err := runner.Run(runner.Options{
+		Updates: updates,
 		Policy:  p,
 		Argv:    argv,
 		Command: strings.Join(argv, " "),
@@ -81,4 +97,25 @@ func writeViolations(path string, vs []violation.Violation) error {
 		return err
 	}
 	return f.Close()
+}
+
+// readControl reads settings updates, one whole settings document a line
+// (srt's --control-fd protocol), until EOF. A line that does not parse is
+// reported and skipped: the rules in force stay.
+func readControl(f *os.File, env policy.Env, updates chan<- *policy.Policy, stderr io.Writer) {
+	defer close(updates)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		p, err := policy.Parse(sc.Bytes(), fmt.Sprintf("--control-fd line %d", n), env)
+		if err != nil {
+			fmt.Fprintf(stderr, "cordon: update ignored: %v\n", err)
+			continue
+		}
+		updates <- p
+	}
 }

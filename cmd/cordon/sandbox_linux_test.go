@@ -25,19 +25,19 @@ func needBwrap(t *testing.T) {
 }
 
 // sandbox is a working directory with a settings file.
-type sandbox struct {
+type sbx struct {
 	t        *testing.T
 	dir      string // the working directory (writable by default)
 	settings string
 }
 
-func newSandbox(t *testing.T, settings string) *sandbox {
+func newSandbox(t *testing.T, settings string) *sbx {
 	t.Helper()
 	needBwrap(t)
 	dir := hostTempDir(t)
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
-	s := &sandbox{t: t, dir: work}
+	s := &sbx{t: t, dir: work}
 	if settings != "" {
 		s.settings = writeFile(t, dir, "settings.json", strings.ReplaceAll(settings, "$DIR", dir))
 	}
@@ -62,7 +62,7 @@ func hostTempDir(t *testing.T) string {
 	return dir
 }
 
-func (s *sandbox) run(args ...string) result {
+func (s *sbx) run(args ...string) result {
 	s.t.Helper()
 	if s.settings != "" {
 		args = append([]string{"-s", s.settings}, args...)
@@ -70,7 +70,7 @@ func (s *sandbox) run(args ...string) result {
 	return cordon(s.t, s.dir, args...)
 }
 
-func (s *sandbox) sh(script string) result {
+func (s *sbx) sh(script string) result {
 	s.t.Helper()
 	return s.run("--", "/bin/sh", "-c", script)
 }
@@ -451,5 +451,56 @@ func TestSandboxViolationOutputs(t *testing.T) {
 	r = s.run("--violations", out, "--", "true")
 	if b, _ := os.ReadFile(out); len(b) != 0 || r.code != 0 {
 		t.Errorf("a run with nothing refused must leave an empty file: %q %+v", b, r)
+	}
+}
+
+// --control-fd: settings documents, one a line, change the network rules
+// of the running command at once; a bad line is reported and ignored.
+func TestSandboxControlFD(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	origin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer origin.Close()
+	go http.Serve(origin, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	o := origin.Addr().String()
+	s := newSandbox(t, `{"network": {"allowedDomains": []}}`)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`curl -sS -o /dev/null -w '%%{http_code} ' http://%s/; touch first; while [ ! -e go ]; do sleep 0.05; done; curl -sS -o /dev/null -w '%%{http_code}' http://%s/`, o, o)
+	cmd := exec.Command(cordonBin, "-s", s.settings, "--control-fd", "3", "--", "/bin/sh", "-c", script)
+	cmd.Dir = s.dir
+	cmd.ExtraFiles = []*os.File{r}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(s.dir, "first")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprintf(w, "{\"network\": {\"allowedDomain\": []}}\n{\"network\": {\"allowedDomains\": [%q]}}\n", o)
+	time.Sleep(200 * time.Millisecond)
+	os.WriteFile(filepath.Join(s.dir, "go"), nil, 0o644)
+	cmd.Wait()
+	w.Close()
+	if out.String() != "403 200" {
+		t.Errorf("before and after the update: %q, want 403 then 200 (stderr %q)", out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "update ignored") || !strings.Contains(errb.String(), `did you mean "allowedDomains"`) {
+		t.Errorf("the bad line was not reported: %q", errb.String())
+	}
+	if r := cordon(t, s.dir, "--control-fd", "1", "true"); r.code != 125 {
+		t.Errorf("--control-fd 1: %+v", r)
 	}
 }

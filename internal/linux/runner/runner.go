@@ -55,6 +55,10 @@ type Options struct {
 	Stderr  *os.File
 	Sink    violation.Sink
 	Debug   io.Writer // nil: quiet
+	// Updates carries new policies while the command runs; their network
+	// rules apply to connections opened from then on (the filesystem
+	// layout of a running sandbox cannot change).
+	Updates <-chan *policy.Policy
 }
 
 // Run runs the command and returns its exit status (or 128+signal). An
@@ -109,6 +113,13 @@ func Run(o Options) (int, error) {
 	defer hostEnd.Close()
 	if srv != nil {
 		go srv.ServeFDs(hostEnd)
+		if o.Updates != nil {
+			go func() {
+				for p := range o.Updates {
+					srv.SetRules(p.Hosts)
+				}
+			}()
+		}
 	} else {
 		go forwardExternal(hostEnd, net.HTTPProxyPort, net.SOCKSProxyPort)
 	}

@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/internal/linux/initproc"
+	"github.com/cordon-sandbox/cordon/internal/linux/runner"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/violation"
+)
+
+func supported(p *policy.Policy) error {
+	_, err := runner.FindBwrap(p.Settings.BwrapPath)
+	return err
+}
+
+func platformStage(args []string) (int, bool) {
+	switch args[0] {
+	case initproc.InitArg:
+		return initproc.Init(), true
+	case initproc.ConnectArg:
+		return initproc.Connect(args[1:]), true
+	}
+	return 0, false
+}
+
+// runStage is a Manager's command: it fetches the policy from the Manager,
+// runs the command in a sandbox, and reports what is refused.
+func runStage(args []string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "cordon: "+format+"\n", a...)
+		return initproc.ExitFailure
+	}
+	if len(args) < 4 || args[2] != "--" {
+		return fail("%s: usage: SOCKET TOKEN -- COMMAND [ARGS...]", RunArg)
+	}
+	c, err := net.Dial("unix", args[0])
+	if err != nil {
+		return fail("cannot reach the sandbox manager: %v", err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	enc := json.NewEncoder(c)
+	send := func(m message) {
+		mu.Lock()
+		enc.Encode(m)
+		mu.Unlock()
+	}
+	send(message{Token: args[1]})
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var first message
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &first) != nil {
+		return fail("the sandbox manager did not answer")
+	}
+	if first.Error != "" || first.Settings == nil {
+		return fail("the sandbox manager refused the command: %s", first.Error)
+	}
+	pol, err := policy.New(*first.Settings, policy.Env{})
+	if err != nil {
+		return fail("%v", err)
+	}
+	updates := make(chan *policy.Policy, 4)
+	go func() {
+		defer close(updates)
+		for sc.Scan() {
+			var m message
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.Settings == nil {
+				continue
+			}
+			if p, err := policy.New(*m.Settings, policy.Env{}); err == nil {
+				updates <- p
+			}
+		}
+	}()
+	code, err := runner.Run(runner.Options{
+		Policy:  pol,
+		Argv:    args[3:],
+		Command: first.Command,
+		Sink:    func(v violation.Violation) { send(message{Violation: &v}) },
+		Updates: updates,
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	return code
+}
