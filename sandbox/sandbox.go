@@ -156,7 +156,9 @@ func (m *Manager) AllViolations() []violation.Violation { return m.store.All() }
 
 // AnnotateStderr appends a <sandbox_violations> block listing what was
 // refused for key, for agents that read a command's stderr.
-func (m *Manager) AnnotateStderr(key, stderr string) string { return m.store.AnnotateStderr(key, stderr) }
+func (m *Manager) AnnotateStderr(key, stderr string) string {
+	return m.store.AnnotateStderr(key, stderr)
+}
 
 // Update replaces the policy. Running commands apply its network rules to
 // connections they open from then on; commands started later get all of
