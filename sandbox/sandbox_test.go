@@ -106,6 +106,13 @@ func TestViolationsAndPerCommandDomains(t *testing.T) {
 	if !strings.Contains(ann, "<sandbox_violations>") || !strings.Contains(ann, "evil.example:80") {
 		t.Errorf("AnnotateStderr: %q", ann)
 	}
+	// A refused unix socket is reported too, and annotated for the agent.
+	if _, err := exec.LookPath("python3"); err == nil {
+		m.CommandWith(ctx, sandbox.CommandOptions{ID: "u"}, "python3", "-c", "import socket\ntry: socket.socket(socket.AF_UNIX)\nexcept OSError: pass").Run()
+		if ann := m.AnnotateStderr(violation.Key("u", ""), ""); !strings.Contains(ann, "blocked unix-socket socket(domain == AF_UNIX)") {
+			t.Errorf("AnnotateStderr for a unix socket: %q", ann)
+		}
+	}
 	// Without an id, the command text is the key.
 	m.Command(ctx, "curl", "-sS", "http://nope.example/").Run()
 	if len(m.Violations(violation.Key("", "curl -sS http://nope.example/"))) == 0 {

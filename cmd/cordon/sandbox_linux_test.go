@@ -504,3 +504,23 @@ func TestSandboxControlFD(t *testing.T) {
 		t.Errorf("--control-fd 1: %+v", r)
 	}
 }
+
+// A refused unix socket shows up in the --violations file and is
+// suppressed by an ignoreViolations pattern on its target.
+func TestSandboxUnixSocketViolationOutputs(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	probe := "import socket\ntry: socket.socket(socket.AF_UNIX)\nexcept OSError: print('refused')"
+	s := newSandbox(t, "")
+	out := filepath.Join(s.dir, "v.jsonl")
+	r := s.run("--violations", out, "--", "python3", "-c", probe)
+	b, _ := os.ReadFile(out)
+	if r.stdout != "refused\n" || !strings.Contains(string(b), `"action":"unix-socket"`) || !strings.Contains(string(b), `"target":"socket(domain == AF_UNIX)"`) {
+		t.Errorf("--violations: %q (%+v)", b, r)
+	}
+	quiet := newSandbox(t, `{"ignoreViolations": {"*": ["socket(domain == AF_UNIX)"]}}`)
+	if r := quiet.run("--", "python3", "-c", probe); r.stdout != "refused\n" || strings.Contains(r.stderr, "unix-socket") {
+		t.Errorf("ignoreViolations did not suppress the unix socket: %+v", r)
+	}
+}
