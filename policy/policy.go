@@ -165,8 +165,19 @@ func Default(env Env) (*Policy, error) {
 	p, err := New(DefaultSettings(env), env)
 	if p != nil {
 		p.Source = DefaultSource
+		p.Warnings = append(p.Warnings, broadDefaultWarning(env)...)
 	}
 	return p, err
+}
+
+// broadDefaultWarning: the defaults make the working directory writable,
+// which from / or the home directory is almost everything.
+func broadDefaultWarning(env Env) []string {
+	dir := filepath.Clean(env.Dir)
+	if dir == "/" || env.Home != "" && dir == filepath.Clean(env.Home) {
+		return []string{fmt.Sprintf("the built-in defaults make the working directory (%s) writable, and that is a broad place; run from a project directory, or write a settings file with a narrower filesystem.allowWrite", dir)}
+	}
+	return nil
 }
 
 // DefaultPath is srt's settings file, ~/.srt-settings.json.

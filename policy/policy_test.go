@@ -108,8 +108,14 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("explicit empty lists were replaced by defaults: %+v %+v", p.AllowWrite, p.DenyRead)
 	}
 	d, err := Default(testEnv)
-	if err != nil || d.Source != DefaultSource {
+	if err != nil || d.Source != DefaultSource || len(d.Warnings) != 0 {
 		t.Fatalf("Default: %v %v", d, err)
+	}
+	for _, dir := range []string{"/", "/home/u"} {
+		d, _ := Default(Env{Dir: dir, Home: "/home/u"})
+		if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "a broad place") {
+			t.Errorf("defaults from %s: warnings %q", dir, d.Warnings)
+		}
 	}
 }
 
