@@ -45,21 +45,27 @@ func (p *Policy) absPath(path string) ([]string, error) {
 // CheckRead decides whether the command may read path. The most specific
 // matching denyRead or allowRead rule wins; a tie goes to the deny.
 func (p *Policy) CheckRead(path string) (Verdict, error) {
+	return p.check(path, p.readVerdict)
+}
+
+// check judges both spellings of path (as given, symlinks resolved): the
+// first denial wins, else the verdict on the path as given.
+func (p *Policy) check(path string, verdict func(string) Verdict) (Verdict, error) {
 	forms, err := p.absPath(path)
 	if err != nil {
 		return Verdict{}, err
 	}
-	var worst *Verdict
+	var first *Verdict
 	for _, f := range forms {
-		v := p.readVerdict(f)
+		v := verdict(f)
 		if !v.Allowed {
 			return v, nil
 		}
-		if worst == nil {
-			worst = &v
+		if first == nil {
+			first = &v
 		}
 	}
-	return *worst, nil
+	return *first, nil
 }
 
 func (p *Policy) readVerdict(path string) Verdict {
@@ -89,21 +95,7 @@ func (p *Policy) readVerdict(path string) Verdict {
 // CheckWrite decides whether the command may create or change path. Deny
 // rules beat allow rules whatever their specificity.
 func (p *Policy) CheckWrite(path string) (Verdict, error) {
-	forms, err := p.absPath(path)
-	if err != nil {
-		return Verdict{}, err
-	}
-	var first *Verdict
-	for _, f := range forms {
-		v := p.writeVerdict(f)
-		if !v.Allowed {
-			return v, nil
-		}
-		if first == nil {
-			first = &v
-		}
-	}
-	return *first, nil
+	return p.check(path, p.writeVerdict)
 }
 
 func (p *Policy) writeVerdict(path string) Verdict {

@@ -202,17 +202,24 @@ func TestSandboxFilesystem(t *testing.T) {
 	}
 }
 
+// hostOrigin serves body over HTTP on the host's loopback until the test
+// ends.
+func hostOrigin(t *testing.T, body string) *net.TCPAddr {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+	return l.Addr().(*net.TCPAddr)
+}
+
 func TestSandboxNetwork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	origin, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer origin.Close()
-	go http.Serve(origin, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "from-host") }))
-	port := origin.Addr().(*net.TCPAddr).Port
+	port := hostOrigin(t, "from-host").Port
 	s := newSandbox(t, fmt.Sprintf(`{"network": {"allowedDomains": ["127.0.0.1:%d", "localhost:%d"], "deniedDomains": ["evil.example"]}}`, port, port))
 	if r := s.sh(fmt.Sprintf("curl -sS http://127.0.0.1:%d/", port)); r.stdout != "from-host" {
 		t.Errorf("allowed host through the bridge: %+v", r)
@@ -460,13 +467,7 @@ func TestSandboxControlFD(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	origin, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer origin.Close()
-	go http.Serve(origin, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	o := origin.Addr().String()
+	o := hostOrigin(t, "ok").String()
 	s := newSandbox(t, `{"network": {"allowedDomains": []}}`)
 	r, w, err := os.Pipe()
 	if err != nil {
