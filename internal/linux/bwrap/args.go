@@ -258,7 +258,9 @@ func Build(p Plan) (Result, error) {
 		a = append(a, "--new-session")
 	}
 	var remount []string
-	var emitted []mnt
+	// The sandbox's own /tmp, /dev and /proc already hide the host's: a
+	// host path under them is never redundant.
+	emitted := []mnt{{path: "/tmp", kind: hidden}, {path: "/dev", kind: hidden}, {path: "/proc", kind: hidden}}
 	for _, m := range mounts {
 		// A mount that changes nothing (read-only under read-only, writable
 		// under the same writable bind, hidden under hidden) costs start-up

@@ -249,3 +249,16 @@ func TestBuildRefusesSymlinkedProtectedNames(t *testing.T) {
 		}
 	}
 }
+
+// A working directory under /tmp is mounted even when no rule names it:
+// the sandbox's own /tmp would hide it and bubblewrap could not chdir.
+func TestBuildWorkingDirUnderTmp(t *testing.T) {
+	root := tree(t, "w/")
+	if !strings.HasPrefix(root, "/tmp/") {
+		t.Skip("temp dir is not under /tmp")
+	}
+	res := buildIn(t, root, root+"/w", policy.Filesystem{})
+	if m := mountsOf(res.Args); indexOf(m, "--ro-bind "+root+"/w "+root+"/w") < 0 {
+		t.Errorf("the working directory is not mounted:\n%s", strings.Join(m, "\n"))
+	}
+}
