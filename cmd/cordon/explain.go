@@ -141,7 +141,10 @@ func printPolicy(w io.Writer, p *policy.Policy) {
 	fmt.Fprintf(w, "    writable  %s (private to the sandbox, discarded at exit)\n", policy.PrivateTmp)
 	printPaths(w, "    read-only ", p.DenyWrite)
 	fmt.Fprintf(w, "  never writable inside a writable root (mandatory denies):\n    %s\n", strings.Join(p.MandatoryDenyNames(), " "))
-	fmt.Fprintf(w, "    existing ones searched to depth %d; new ones refused at any depth\n", p.Settings.MandatoryDenySearchDepth)
+	fmt.Fprintf(w, "    existing ones mounted read-only to depth %d below each root, missing ones blocked at the top of each root\n", p.Settings.MandatoryDenySearchDepth)
+	if files := p.SettingsFiles(); len(files) > 0 {
+		fmt.Fprintf(w, "  never writable, so the command cannot choose its next policy:\n    %s\n", strings.Join(files, " "))
+	}
 	if len(p.Settings.IgnoreViolations) > 0 {
 		fmt.Fprintln(w, "\nignored violations:")
 		for cmd, paths := range p.Settings.IgnoreViolations {
