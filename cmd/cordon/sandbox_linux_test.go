@@ -525,3 +525,16 @@ func TestSandboxUnixSocketViolationOutputs(t *testing.T) {
 		t.Errorf("ignoreViolations did not suppress the unix socket: %+v", r)
 	}
 }
+
+// With httpProxyPort, the bridge hands connections to that external proxy
+// on the host's loopback, which does the filtering (srt's meaning).
+func TestSandboxExternalProxy(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	ext := hostOrigin(t, "via-external-proxy") // answers every request, absolute-form included
+	s := newSandbox(t, fmt.Sprintf(`{"network": {"httpProxyPort": %d}}`, ext.Port))
+	if r := s.sh("curl -sS http://anything.example/"); r.stdout != "via-external-proxy" {
+		t.Errorf("through the external proxy: %+v", r)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/proxy"
+	"github.com/cordon-sandbox/cordon/violation"
 	"golang.org/x/sys/unix"
 )
 
@@ -82,8 +83,12 @@ func isTerminal(f *os.File) bool {
 // forwardExternal serves the bridge when the settings name external
 // proxies (httpProxyPort/socksProxyPort): each handed connection is joined
 // to that port on the host's loopback, and the external proxy filters.
-func forwardExternal(bridge *net.UnixConn, httpPort, socksPort int) {
-	srv, _ := proxy.NewServer(proxy.Config{})
+func forwardExternal(bridge *net.UnixConn, httpPort, socksPort int, sink violation.Sink, command string) {
+	srv, err := proxy.NewServer(proxy.Config{Sink: sink, Command: command})
+	if err != nil {
+		return
+	}
+	defer srv.Close()
 	srv.ServeFDsWith(bridge, func(tag byte, c *net.TCPConn) {
 		port := httpPort
 		if tag == proxy.TagSOCKS {

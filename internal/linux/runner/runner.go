@@ -111,8 +111,11 @@ func Run(o Options) (int, error) {
 		return 0, fmt.Errorf("%w: the bridge socketpair: %v", ErrSetup, err)
 	}
 	defer hostEnd.Close()
+	// bridgeDone closes when the bridge reaches EOF: every copy of the
+	// sandbox's end is gone, and every report sent over it has been read.
+	bridgeDone := make(chan struct{})
 	if srv != nil {
-		go srv.ServeFDs(hostEnd)
+		go func() { srv.ServeFDs(hostEnd); close(bridgeDone) }()
 		if o.Updates != nil {
 			go func() {
 				for p := range o.Updates {
@@ -121,7 +124,7 @@ func Run(o Options) (int, error) {
 			}()
 		}
 	} else {
-		go forwardExternal(hostEnd, net.HTTPProxyPort, net.SOCKSProxyPort)
+		go func() { forwardExternal(hostEnd, net.HTTPProxyPort, net.SOCKSProxyPort, o.Sink, o.Command); close(bridgeDone) }()
 	}
 
 	tty := isTerminal(o.Stdin)
@@ -268,6 +271,11 @@ func Run(o Options) (int, error) {
 			}
 		case ws := <-done:
 			mark("sandbox ended")
+			// The last refusals the sandbox reported may still be in flight.
+			select {
+			case <-bridgeDone:
+			case <-time.After(time.Second):
+			}
 			if pid == 0 {
 				select {
 				case pid = <-childPid:
