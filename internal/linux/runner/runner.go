@@ -124,7 +124,10 @@ func Run(o Options) (int, error) {
 			}()
 		}
 	} else {
-		go func() { forwardExternal(hostEnd, net.HTTPProxyPort, net.SOCKSProxyPort, o.Sink, o.Command); close(bridgeDone) }()
+		go func() {
+			forwardExternal(hostEnd, net.HTTPProxyPort, net.SOCKSProxyPort, o.Sink, o.Command)
+			close(bridgeDone)
+		}()
 	}
 
 	tty := isTerminal(o.Stdin)
