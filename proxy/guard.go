@@ -50,8 +50,24 @@ func newAddrGuard(user []netip.Prefix) (*addrGuard, error) {
 	return g, nil
 }
 
+// nat64 is the well-known NAT64 prefix (RFC 6052): on a network with NAT64,
+// 64:ff9b::a9fe:a9fe reaches 169.254.169.254.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// embedded returns the IPv4 address a NAT64 address stands for.
+func embedded(ip netip.Addr) (netip.Addr, bool) {
+	if !nat64.Contains(ip) {
+		return ip, false
+	}
+	b := ip.As16()
+	return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+}
+
 // forbidden: ip is in the built-in set (so only an explicit rule reaches it).
 func (g *addrGuard) forbidden(ip netip.Addr) bool {
+	if v4, ok := embedded(ip); ok && g.forbidden(v4) {
+		return true
+	}
 	ip = ip.Unmap()
 	for _, p := range g.builtin {
 		if p.Contains(ip) {
@@ -63,6 +79,9 @@ func (g *addrGuard) forbidden(ip netip.Addr) bool {
 
 // userDenied: ip is in deniedResolvedAddresses (nothing reaches it).
 func (g *addrGuard) userDenied(ip netip.Addr) bool {
+	if v4, ok := embedded(ip); ok && g.userDenied(v4) {
+		return true
+	}
 	ip = ip.Unmap()
 	for _, p := range g.user {
 		if p.Contains(ip) {

@@ -479,3 +479,27 @@ func TestPairsAreIndependent(t *testing.T) {
 		t.Fatalf("violations crossed sessions: a %v, b %v", a.sink.all(), b.sink.all())
 	}
 }
+
+// A NAT64 address embedding a forbidden IPv4 address is forbidden too.
+func TestGuardNAT64(t *testing.T) {
+	g, err := newAddrGuard([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ip        string
+		forbidden bool
+		user      bool
+	}{
+		{"64:ff9b::a9fe:a9fe", true, false}, // 169.254.169.254
+		{"64:ff9b::7f00:1", true, false},    // 127.0.0.1
+		{"64:ff9b::a00:1", false, true},     // 10.0.0.1, user-denied
+		{"64:ff9b::5db8:d822", false, false},
+		{"::ffff:169.254.169.254", true, false},
+	} {
+		ip := netip.MustParseAddr(tc.ip)
+		if g.forbidden(ip) != tc.forbidden || g.userDenied(ip) != tc.user {
+			t.Errorf("%s: forbidden=%v userDenied=%v, want %v %v", tc.ip, g.forbidden(ip), g.userDenied(ip), tc.forbidden, tc.user)
+		}
+	}
+}
