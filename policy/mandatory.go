@@ -13,6 +13,11 @@ var (
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
 		".zshrc", ".zprofile", ".profile",
 		".gitconfig", ".gitmodules", ".ripgreprc", ".mcp.json",
+		// git reads its configuration (hooks path, fsmonitor, ...) from the
+		// common directory when .git/commondir names one, and from
+		// config.worktree: either would replace .git/config. (A missing
+		// commondir gets no placeholder: any file there breaks git.)
+		".git/commondir", ".git/config.worktree",
 	}
 	// MandatoryDenyDirs are protected with everything beneath them. Entries
 	// with a "/" name a directory inside another (".git/hooks").

@@ -39,6 +39,11 @@ type Plan struct {
 	// working (TIOCSTI is refused by seccomp either way).
 	NewSession bool
 	StatusFD   int // --json-status-fd; 0 for none
+	// Empty is an empty, readable regular file bound over placeholders, so
+	// that a program reading a protected name that does not exist (git
+	// reading .gitmodules, bash reading .bashrc) gets an empty file, not
+	// the EACCES of a device node on a nodev mount. "" uses /dev/null.
+	Empty string
 	// MaxGlobMatches bounds how many paths one glob may expand to
 	// (default 10,000): a broader glob is refused rather than half-applied.
 	MaxGlobMatches int
@@ -86,6 +91,9 @@ type mnt struct {
 	kind mountKind
 	dir  bool
 	pin  bool // mounted even when it changes nothing: see pinAncestors
+	// placeholder: a protected name that does not exist (Plan.Empty is
+	// bound over it).
+	placeholder bool
 }
 
 // Build returns bubblewrap's arguments for p.
@@ -127,6 +135,7 @@ func Build(p Plan) (Result, error) {
 		add(r)
 	}
 	roots = kept
+	gitDirs := map[string]bool{} // empty read-only .git stand-ins
 	for _, list := range []struct {
 		field string
 		rules []policy.Path
@@ -154,7 +163,13 @@ func Build(p Plan) (Result, error) {
 			add(f)
 			res.Protected = append(res.Protected, f)
 		}
-		for _, ph := range placeholders(pol, root) {
+		phs, gitDir := placeholders(pol, root)
+		if gitDir != "" && !contains(res.Created, gitDir) {
+			res.Created = append(res.Created, gitDir)
+			res.Mkdir = append(res.Mkdir, gitDir)
+			gitDirs[gitDir] = true
+		}
+		for _, ph := range phs {
 			for _, dir := range missingParents(root, ph) {
 				if !contains(res.Created, dir) {
 					res.Created = append(res.Created, dir)
@@ -166,6 +181,9 @@ func Build(p Plan) (Result, error) {
 		}
 	}
 
+	for d := range gitDirs {
+		paths[d] = true
+	}
 	// The working directory must exist inside even when no rule names it
 	// (under /tmp it would otherwise be hidden by the sandbox's own /tmp).
 	visibleRoots := roots
@@ -208,8 +226,12 @@ func Build(p Plan) (Result, error) {
 	}
 	var mounts []mnt
 	for path := range paths {
+		if gitDirs[path] {
+			mounts = append(mounts, mnt{path: path, kind: hidden, dir: true})
+			continue
+		}
 		if contains(res.Created, path) {
-			mounts = append(mounts, mnt{path: path, kind: hidden}) // a /dev/null placeholder
+			mounts = append(mounts, mnt{path: path, kind: hidden, placeholder: true})
 			continue
 		}
 		if !visible(path, visibleRoots) {
@@ -222,6 +244,9 @@ func Build(p Plan) (Result, error) {
 		kind, err := decide(pol, path)
 		if err != nil {
 			return res, err
+		}
+		if filepath.Base(path) == ".git" && st.Mode().IsRegular() && kind == writable {
+			kind = readOnly // a gitdir file: see findProtected
 		}
 		mounts = append(mounts, mnt{path: path, kind: kind, dir: st.IsDir()})
 	}
@@ -277,6 +302,8 @@ func Build(p Plan) (Result, error) {
 		case m.dir:
 			a = append(a, "--perms", "0755", "--tmpfs", m.path)
 			remount = append(remount, m.path)
+		case m.placeholder && p.Empty != "":
+			a = append(a, "--ro-bind", p.Empty, m.path)
 		default:
 			a = append(a, "--ro-bind", "/dev/null", m.path)
 		}
@@ -389,7 +416,7 @@ func pinAncestors(pol *policy.Policy, mounts []mnt, roots []string) ([]mnt, erro
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, mnt{dir, kind, true, true})
+			out = append(out, mnt{path: dir, kind: kind, dir: true, pin: true})
 		}
 	}
 	return append(mounts, out...), nil
@@ -489,7 +516,11 @@ func findProtected(pol *policy.Policy, root string, depthLimit int) ([]string, e
 				bad = symlinkRefusal(full, root)
 				return
 			}
-			if matchesTail(r, names) {
+			// A .git file ("gitdir: ...", in a linked worktree or a
+			// submodule) says where the repository, its config and hooks
+			// are: rewritten, it hands the user's git a config of the
+			// command's choosing.
+			if matchesTail(r, names) || e.Name() == ".git" && e.Type().IsRegular() {
 				out = append(out, full)
 				continue
 			}
@@ -547,16 +578,24 @@ func matchesTail(rel string, names []string) bool {
 }
 
 // placeholders lists protected names missing at the top of root that get a
-// read-only /dev/null mount so they cannot be created. .git's contents are
-// covered only when .git exists: a placeholder there would break git init
-// (the create-time guard covers new repositories).
-func placeholders(pol *policy.Policy, root string) []string {
+// read-only /dev/null mount so they cannot be created.
+//
+// A missing .git gets an empty read-only directory instead (gitDir): a
+// .git the command made (git init, or a "gitdir:" file) would carry its
+// own config and hooks, which the user's git would run later. git skips a
+// .git directory that is not a repository and goes on looking in the
+// parents, so the empty one changes nothing else; git init at the top of
+// a writable root is refused until the create-time guard can allow a new
+// repository while refusing its config and hooks.
+func placeholders(pol *policy.Policy, root string) (files []string, gitDir string) {
+	gitSt, gitErr := os.Lstat(filepath.Join(root, ".git"))
+	if os.IsNotExist(gitErr) {
+		gitDir = filepath.Join(root, ".git")
+	}
 	var out []string
 	for _, n := range pol.MandatoryDenyNames() {
-		if strings.HasPrefix(n, ".git/") {
-			if st, err := os.Stat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
-				continue
-			}
+		if strings.HasPrefix(n, ".git/") && (gitErr != nil || !gitSt.IsDir()) || n == ".git/commondir" {
+			continue
 		}
 		p := filepath.Join(root, n)
 		if _, err := os.Lstat(p); err == nil {
@@ -568,7 +607,7 @@ func placeholders(pol *policy.Policy, root string) []string {
 		}
 		out = append(out, p)
 	}
-	return out
+	return out, gitDir
 }
 
 func missingParents(root, p string) []string {

@@ -145,8 +145,19 @@ func Run(o Options) (int, error) {
 		fdArgs   = 6
 		// fd 7 = initproc.LifelineFD
 	)
+	// An empty readable file to stand in for protected names that do not
+	// exist (see bwrap.Plan.Empty).
+	emptyDir, err := os.MkdirTemp("", "cordon-empty-")
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	defer os.RemoveAll(emptyDir)
+	empty := filepath.Join(emptyDir, "empty")
+	if err := os.WriteFile(empty, nil, 0o444); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
 	plan, err := bwrap.Build(bwrap.Plan{
-		Policy: pol, Self: self, UID: uid, GID: gid,
+		Policy: pol, Self: self, UID: uid, GID: gid, Empty: empty,
 		NewSession: !tty, StatusFD: fdStatus,
 	})
 	if err != nil {
