@@ -50,21 +50,36 @@ func newAddrGuard(user []netip.Prefix) (*addrGuard, error) {
 	return g, nil
 }
 
-// nat64 is the well-known NAT64 prefix (RFC 6052): on a network with NAT64,
-// 64:ff9b::a9fe:a9fe reaches 169.254.169.254.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// IPv6 forms that carry an IPv4 address, and where: on a network that
+// translates them, 64:ff9b::a9fe:a9fe reaches 169.254.169.254.
+var embeddings = []struct {
+	prefix netip.Prefix
+	at     int // byte offset of the IPv4 address in the 16
+}{
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},    // NAT64, well-known (RFC 6052)
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 12},  // NAT64, local use (RFC 8215)
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12}, // SIIT (RFC 7915)
+	{netip.MustParsePrefix("::/96"), 12},           // IPv4-compatible (deprecated)
+	{netip.MustParsePrefix("2002::/16"), 2},        // 6to4 (RFC 3056)
+}
 
-// embedded returns the IPv4 address a NAT64 address stands for.
+// embedded returns the IPv4 address an IPv6 address stands for.
 func embedded(ip netip.Addr) (netip.Addr, bool) {
-	if !nat64.Contains(ip) {
+	if !ip.Is6() || ip.Is4In6() {
 		return ip, false
 	}
 	b := ip.As16()
-	return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	for _, e := range embeddings {
+		if e.prefix.Contains(ip) {
+			return netip.AddrFrom4([4]byte{b[e.at], b[e.at+1], b[e.at+2], b[e.at+3]}), true
+		}
+	}
+	return ip, false
 }
 
 // forbidden: ip is in the built-in set (so only an explicit rule reaches it).
 func (g *addrGuard) forbidden(ip netip.Addr) bool {
+	ip = ip.WithZone("") // a zone would make every Contains false
 	if v4, ok := embedded(ip); ok && g.forbidden(v4) {
 		return true
 	}
@@ -79,6 +94,7 @@ func (g *addrGuard) forbidden(ip netip.Addr) bool {
 
 // userDenied: ip is in deniedResolvedAddresses (nothing reaches it).
 func (g *addrGuard) userDenied(ip netip.Addr) bool {
+	ip = ip.WithZone("")
 	if v4, ok := embedded(ip); ok && g.userDenied(v4) {
 		return true
 	}

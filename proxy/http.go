@@ -111,7 +111,9 @@ func readHead(br *bufio.Reader) (*head, error) {
 				continue
 			}
 			parts := strings.SplitN(line, " ", 3)
-			if len(parts) != 3 {
+			// A status line may omit its reason phrase ("HTTP/1.1 204");
+			// a request line never has fewer than three parts.
+			if len(parts) < 2 || len(parts) == 2 && !strings.HasPrefix(parts[0], "HTTP/") {
 				return nil, badRequest("malformed first line %q", clip(line))
 			}
 			copy(h.first[:], parts)
@@ -280,6 +282,8 @@ func parseRequest(h *head) (*request, error) {
 	switch {
 	case len(te) > 0 && ncl > 0:
 		return nil, badRequest("both Transfer-Encoding and Content-Length")
+	case len(te) > 0 && r.proto == "HTTP/1.0":
+		return nil, badRequest("Transfer-Encoding in an HTTP/1.0 request (RFC 9112 6.1: its framing is faulty)")
 	case len(te) > 0:
 		if len(te) != 1 || te[0] != "chunked" {
 			return nil, &httpError{status: 501, msg: "only Transfer-Encoding: chunked is supported in requests"}
@@ -411,7 +415,9 @@ func (s *Server) HandleHTTP(c net.Conn) {
 			return
 		}
 		key := net.JoinHostPort(r.host, strconv.Itoa(r.port))
-		if up != nil && up.key != key {
+		// Every request is decided again, also on a kept-alive upstream:
+		// the rules may have changed since (SetRules, --control-fd).
+		if up != nil && (up.key != key || !s.Rules().Decide(r.host, r.port).Allowed) {
 			up.close(s)
 			up = nil
 		}
@@ -608,24 +614,26 @@ func relayChunked(dst io.Writer, br *bufio.Reader, raw net.Conn) error {
 			return err
 		}
 		sizeStr, _, _ := strings.Cut(line, ";")
-		size, err := strconv.ParseInt(strings.TrimSpace(sizeStr), 16, 64)
-		if err != nil || size < 0 {
+		size, ok := parseChunkSize(sizeStr)
+		if !ok {
 			return fmt.Errorf("malformed chunk size %q", clip(line))
 		}
-		if _, err := io.WriteString(dst, line+"\r\n"); err != nil {
+		// The size is written again in canonical form and extensions are
+		// dropped, so that the next hop reads exactly the framing this
+		// proxy read.
+		if _, err := fmt.Fprintf(dst, "%x\r\n", size); err != nil {
 			return err
 		}
 		if size == 0 {
-			for { // trailer fields, then the empty line
+			// Trailer fields are read and dropped: nothing ambiguous passes.
+			for {
 				t, err := readLine(br, maxChunkLine)
 				if err != nil {
 					return err
 				}
-				if _, err := io.WriteString(dst, t+"\r\n"); err != nil {
-					return err
-				}
 				if t == "" {
-					return nil
+					_, err := io.WriteString(dst, "\r\n")
+					return err
 				}
 			}
 		}
@@ -639,6 +647,36 @@ func relayChunked(dst io.Writer, br *bufio.Reader, raw net.Conn) error {
 			return err
 		}
 	}
+}
+
+// parseChunkSize accepts 1 to 16 hex digits, optionally followed by
+// spaces or tabs (RFC 9112 allows whitespace before an extension); no
+// sign, no prefix, nothing that overflows.
+func parseChunkSize(s string) (int64, bool) {
+	s = strings.TrimRight(s, " \t")
+	if s == "" || len(s) > 16 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | uint64(d)
+	}
+	if n > 1<<62 {
+		return 0, false
+	}
+	return int64(n), true
 }
 
 // refusalToHTTP maps why a destination was not reached to a status.

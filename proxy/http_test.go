@@ -496,10 +496,69 @@ func TestGuardNAT64(t *testing.T) {
 		{"64:ff9b::a00:1", false, true},     // 10.0.0.1, user-denied
 		{"64:ff9b::5db8:d822", false, false},
 		{"::ffff:169.254.169.254", true, false},
+		{"64:ff9b:1::a9fe:a9fe", true, false}, // local-use NAT64
+		{"::ffff:0:a9fe:a9fe", true, false},   // SIIT
+		{"::a9fe:a9fe", true, false},          // IPv4-compatible
+		{"2002:a9fe:a9fe::", true, false},     // 6to4
+		{"fe80::1%eth0", true, false},         // a zone must not hide link-local
 	} {
 		ip := netip.MustParseAddr(tc.ip)
 		if g.forbidden(ip) != tc.forbidden || g.userDenied(ip) != tc.user {
 			t.Errorf("%s: forbidden=%v userDenied=%v, want %v %v", tc.ip, g.forbidden(ip), g.userDenied(ip), tc.forbidden, tc.user)
 		}
+	}
+}
+
+// Review findings, each with its test: the rules are re-read on a kept-alive
+// connection; framing that two parsers could read differently is refused or
+// rewritten; a status line without a reason phrase is relayed.
+func TestHTTPReviewFindings(t *testing.T) {
+	e := htStart(t, nil, nil, nil, nil)
+	auth := "Proxy-Authorization: " + basicAuth(User("r"), e.token) + "\r\n"
+
+	conn, err := net.Dial("tcp", e.pair.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	get := func() int {
+		fmt.Fprintf(conn, "GET http://%s/hello HTTP/1.1\r\nHost: %s\r\n%s\r\n", e.origin, e.origin, auth)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	if c := get(); c != 200 {
+		t.Fatalf("first request: %d", c)
+	}
+	rules, _ := hostmatch.Compile(nil, []string{e.origin}, nil)
+	e.pair.SetRules(rules)
+	if c := get(); c != 403 {
+		t.Errorf("after SetRules, a kept-alive connection still reached the origin: %d", c)
+	}
+
+	resp, body := rawHTTP(t, e.pair.HTTPAddr(), "POST http://"+e.origin+"/echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n"+auth+"\r\n5\r\nhello\r\n0\r\n\r\n")
+	if resp.StatusCode != 400 || !strings.Contains(body, "HTTP/1.0") {
+		t.Errorf("chunked HTTP/1.0 request: %d %q", resp.StatusCode, body)
+	}
+	for _, bad := range []string{"+5", "-5", "0x5", "11111111111111111", ""} {
+		if _, ok := parseChunkSize(bad); ok {
+			t.Errorf("chunk size %q accepted", bad)
+		}
+	}
+	if n, ok := parseChunkSize("1aF \t"); !ok || n != 0x1af {
+		t.Errorf("chunk size 1aF: %d %v", n, ok)
+	}
+	var out strings.Builder
+	in := "005 ;ext=\"x\"\r\nhello\r\n0\r\nTrailer: x\r\n\r\n"
+	if err := relayChunked(&out, bufio.NewReader(strings.NewReader(in)), nil); err != nil || out.String() != "5\r\nhello\r\n0\r\n\r\n" {
+		t.Errorf("relayChunked rewrote %q to %q (%v)", in, out.String(), err)
+	}
+	h, err := readHead(bufio.NewReader(strings.NewReader("HTTP/1.1 204\r\n\r\n")))
+	if err != nil || h.first[1] != "204" {
+		t.Errorf("status line without a reason: %v %+v", err, h)
 	}
 }

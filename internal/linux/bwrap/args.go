@@ -109,17 +109,15 @@ func Build(p Plan) (Result, error) {
 	roots := []string{}  // writable roots that exist
 	var literal []string // and how each was reached
 	for i, w := range pol.AllowWrite {
-		matches, err := expandRule(w, p.MaxGlobMatches)
+		matches, lits, err := expandRuleLiteral(w, p.MaxGlobMatches)
 		if err != nil {
 			return res, fmt.Errorf("filesystem.allowWrite[%d]: %w", i, err)
 		}
 		if len(matches) == 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("filesystem.allowWrite[%d] %q does not exist; skipped", i, w.Spec))
 		}
-		for _, m := range matches {
-			roots = append(roots, m)
-			literal = append(literal, w.Abs)
-		}
+		roots = append(roots, matches...)
+		literal = append(literal, lits...)
 	}
 	// A writable root reached through a symlink that itself lies inside a
 	// writable root could have been planted by an earlier sandboxed run
@@ -328,9 +326,6 @@ func Build(p Plan) (Result, error) {
 // written there too). A symlink in a directory the caller cannot write was
 // put there by someone else (the system, an administrator) and is followed.
 func plantedSymlink(path string, roots []string) string {
-	if strings.ContainsAny(path, "*?[") {
-		return "" // globs: their matches are resolved and checked as paths
-	}
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	cur := ""
 	for _, part := range parts {
@@ -453,36 +448,51 @@ func visible(path string, roots []string) bool {
 // expandRule returns the existing paths a rule names, symlinks resolved: the
 // resolved form of a plain path, or every match of a glob on disk now.
 func expandRule(r policy.Path, max int) ([]string, error) {
+	real, _, err := expandRuleLiteral(r, max)
+	return real, err
+}
+
+// expandRuleLiteral is expandRule that also returns, for each match, the
+// path it was reached by before symlinks were resolved.
+func expandRuleLiteral(r policy.Path, max int) (real, literal []string, err error) {
 	if !r.Glob {
-		if _, err := os.Lstat(r.Resolved); err != nil {
-			return nil, nil
+		out, err := expandPlain(r)
+		for range out {
+			literal = append(literal, r.Abs)
 		}
-		real, err := filepath.EvalSymlinks(r.Resolved)
-		if err != nil {
-			return nil, nil
-		}
-		return []string{real}, nil
+		return out, literal, err
 	}
-	var out []string
 	seen := map[string]bool{}
 	for _, form := range r.Forms() {
 		err := doublestar.GlobWalk(os.DirFS("/"), strings.TrimPrefix(form, "/"), func(p string, d fs.DirEntry) error {
-			real, err := filepath.EvalSymlinks("/" + p)
-			if err != nil || seen[real] {
+			rp, err := filepath.EvalSymlinks("/" + p)
+			if err != nil || seen[rp] {
 				return nil
 			}
-			seen[real] = true
-			out = append(out, real)
-			if len(out) > max {
+			seen[rp] = true
+			real = append(real, rp)
+			literal = append(literal, "/"+p)
+			if len(real) > max {
 				return errTooMany
 			}
 			return nil
 		}, doublestar.WithNoFollow())
 		if errors.Is(err, errTooMany) {
-			return nil, fmt.Errorf("glob %q matches more than %d paths; narrow it", r.Spec, max)
+			return nil, nil, fmt.Errorf("glob %q matches more than %d paths; narrow it", r.Spec, max)
 		}
 	}
-	return out, nil
+	return real, literal, nil
+}
+
+func expandPlain(r policy.Path) ([]string, error) {
+	if _, err := os.Lstat(r.Resolved); err != nil {
+		return nil, nil
+	}
+	real, err := filepath.EvalSymlinks(r.Resolved)
+	if err != nil {
+		return nil, nil
+	}
+	return []string{real}, nil
 }
 
 var errTooMany = errors.New("too many matches")

@@ -208,10 +208,12 @@ func TestBuildPlantedSymlink(t *testing.T) {
 	os.Symlink(root+"/outside", root+"/w/build")   // inside a writable root
 	os.Symlink(root+"/outside", root+"/elsewhere") // in a directory the caller can write
 	os.Symlink(root+"/trusted", root+"/ro/link")   // in a directory the caller cannot write
+	os.Symlink(root+"/outside", root+"/w/out-x")   // a glob's match, planted
 	os.Chmod(root+"/ro", 0o555)
 	t.Cleanup(func() { os.Chmod(root+"/ro", 0o755) })
 	res := buildIn(t, root, root+"/w", policy.Filesystem{AllowWrite: []policy.Entry{
 		{Path: root + "/w"}, {Path: root + "/w/build"}, {Path: root + "/elsewhere"}, {Path: root + "/ro/link"},
+		{Path: root + "/w/out*"},
 	}})
 	m := mountsOf(res.Args)
 	if indexOf(m, "--bind "+root+"/outside "+root+"/outside") >= 0 {
@@ -221,6 +223,9 @@ func TestBuildPlantedSymlink(t *testing.T) {
 		if indexOf(m, "--bind "+root+"/trusted "+root+"/trusted") < 0 {
 			t.Errorf("a symlink in a directory the caller cannot write must be followed:\n%s", strings.Join(m, "\n"))
 		}
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "w/out-x") {
+		t.Errorf("the planted glob match is not reported: %q", res.Warnings)
 	}
 	if len(res.Warnings) < 2 || !strings.Contains(strings.Join(res.Warnings, "\n"), "w/build") || !strings.Contains(strings.Join(res.Warnings, "\n"), "elsewhere") {
 		t.Errorf("warnings %q", res.Warnings)

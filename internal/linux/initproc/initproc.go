@@ -225,11 +225,17 @@ func startCommand(cfg Config) (int, int, error) {
 		// Refusals are answered (with the rule's errno) and reported by an
 		// unfiltered thread of PID 1. If PID 1 dies, the kernel fails them
 		// with ENOSYS: refused all the same.
-		go seccomp.Supervise(listener, cfg.Seccomp, func(r seccomp.Refusal) {
-			if cfg.HTTPPort > 0 {
-				proxy.SendViolation(BridgeFD, refusalViolation(r))
-			}
-		})
+		go func() {
+			seccomp.Supervise(listener, cfg.Seccomp, func(r seccomp.Refusal) {
+				if cfg.HTTPPort > 0 {
+					proxy.SendViolation(BridgeFD, refusalViolation(r))
+				}
+			})
+			// Should the supervisor ever stop, closing the listener makes
+			// the kernel answer refused calls with ENOSYS instead of
+			// leaving them waiting for an answer.
+			unix.Close(listener)
+		}()
 		// syscall.ForkExec forks from this thread, so the child inherits
 		// its filter (os.StartProcess would first fork a probe child).
 		pid, err := syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{

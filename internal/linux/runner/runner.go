@@ -274,14 +274,21 @@ func Run(o Options) (int, error) {
 	go readStatus(statusR, childPid)
 
 	pid := 0
+	var pending []syscall.Signal
 	for {
 		select {
 		case p := <-childPid:
 			pid = p
 			mark("sandbox init running")
+			for _, s := range pending { // signals that came before the sandbox did
+				syscall.Kill(pid, s)
+			}
+			pending = nil
 		case s := <-sigs:
 			if pid > 0 {
 				syscall.Kill(pid, s.(syscall.Signal))
+			} else {
+				pending = append(pending, s.(syscall.Signal))
 			}
 		case ws := <-done:
 			mark("sandbox ended")
@@ -395,16 +402,37 @@ func preparePlaceholders(plan bwrap.Result) ([]placeholder, error) {
 		if f == nil {
 			continue // a real file appeared there meanwhile: bubblewrap mounts over it
 		}
-		unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		if !lockShared(p, f) {
+			// Another run removed it between our open and our lock: make
+			// our own.
+			f.Close()
+			if f, err = os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, bwrap.PlaceholderMode); err != nil {
+				return held, fmt.Errorf("creating the placeholder %s: %v", p, err)
+			}
+			unix.Flock(int(f.Fd()), unix.LOCK_SH)
+		}
 		held = append(held, placeholder{p, f})
 	}
 	for _, p := range plan.Protected {
 		if f, err := openPlaceholder(p); err == nil && f != nil {
-			unix.Flock(int(f.Fd()), unix.LOCK_SH)
-			held = append(held, placeholder{p, f})
+			if lockShared(p, f) {
+				held = append(held, placeholder{p, f})
+			} else {
+				f.Close()
+			}
 		}
 	}
 	return held, nil
+}
+
+// lockShared takes a shared lock on f and reports whether f is still the
+// file at p (the run that held it last may have removed it meanwhile).
+func lockShared(p string, f *os.File) bool {
+	if unix.Flock(int(f.Fd()), unix.LOCK_SH) != nil {
+		return false
+	}
+	st, err := os.Lstat(p)
+	return err == nil && os.SameFile(st, mustStat(f))
 }
 
 // openPlaceholder opens p if it is a placeholder; nil if it is anything else.
