@@ -60,6 +60,10 @@ type Result struct {
 	// missing parents), parents first. Remove them after the run if they are
 	// still empty.
 	Created []string
+	// GitDirs are empty .git directories mounted over as read-only stand-ins
+	// (see placeholders): the caller creates them if missing, shares them
+	// with concurrent runs and removes them when it is the last.
+	GitDirs []string
 	// Mkdir are the missing parents of placeholders: the caller creates
 	// them before starting bubblewrap, because they are pinned (see
 	// pinAncestors) and a bind mount needs its source to exist.
@@ -162,9 +166,8 @@ func Build(p Plan) (Result, error) {
 			res.Protected = append(res.Protected, f)
 		}
 		phs, gitDir := placeholders(pol, root)
-		if gitDir != "" && !contains(res.Created, gitDir) {
-			res.Created = append(res.Created, gitDir)
-			res.Mkdir = append(res.Mkdir, gitDir)
+		if gitDir != "" && !gitDirs[gitDir] {
+			res.GitDirs = append(res.GitDirs, gitDir)
 			gitDirs[gitDir] = true
 		}
 		for _, ph := range phs {
@@ -599,8 +602,11 @@ func matchesTail(rel string, names []string) bool {
 // repository while refusing its config and hooks.
 func placeholders(pol *policy.Policy, root string) (files []string, gitDir string) {
 	gitSt, gitErr := os.Lstat(filepath.Join(root, ".git"))
-	if os.IsNotExist(gitErr) {
+	if os.IsNotExist(gitErr) || gitErr == nil && gitSt.IsDir() && emptyDir(filepath.Join(root, ".git")) {
+		// Missing, or an empty directory: the stand-in of a run still
+		// going in the same directory, which this run shares.
 		gitDir = filepath.Join(root, ".git")
+		gitErr = os.ErrNotExist
 	}
 	var out []string
 	for _, n := range pol.MandatoryDenyNames() {
@@ -618,6 +624,17 @@ func placeholders(pol *policy.Policy, root string) (files []string, gitDir strin
 		out = append(out, p)
 	}
 	return out, gitDir
+}
+
+// emptyDir: dir has no entries (an empty .git is no repository: git skips it).
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
 }
 
 func missingParents(root, p string) []string {

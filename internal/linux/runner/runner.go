@@ -165,7 +165,7 @@ func Run(o Options) (int, error) {
 	}
 	mark(fmt.Sprintf("layout built (%d arguments)", len(plan.Args)))
 	held, err := preparePlaceholders(plan)
-	defer releasePlaceholders(held, plan.Mkdir)
+	defer func() { releasePlaceholders(held, plan.Mkdir) }()
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
@@ -413,6 +413,20 @@ func preparePlaceholders(plan bwrap.Result) ([]placeholder, error) {
 		}
 		held = append(held, placeholder{p, f})
 	}
+	for _, d := range plan.GitDirs {
+		if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
+			return held, fmt.Errorf("creating the empty stand-in %s: %v", d, err)
+		}
+		f, err := os.Open(d)
+		if err != nil {
+			return held, fmt.Errorf("opening the stand-in %s: %v", d, err)
+		}
+		if !lockShared(d, f) {
+			f.Close()
+			return held, fmt.Errorf("the stand-in %s changed while it was being set up; run again", d)
+		}
+		held = append(held, placeholder{d, f})
+	}
 	for _, p := range plan.Protected {
 		if f, err := openPlaceholder(p); err == nil && f != nil {
 			if lockShared(p, f) {
@@ -455,10 +469,13 @@ func isPlaceholder(st os.FileInfo) bool {
 // releasePlaceholders removes the placeholders no other run holds, then the
 // directories made for them if they are empty (deepest first).
 func releasePlaceholders(held []placeholder, dirs []string) {
-	for _, h := range held {
+	for i := len(held) - 1; i >= 0; i-- { // files before the .git stand-ins they may sit in
+		h := held[i]
 		if unix.Flock(int(h.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			if st, err := os.Lstat(h.path); err == nil && isPlaceholder(st) && os.SameFile(st, mustStat(h.f)) {
-				os.Remove(h.path)
+			if st, err := os.Lstat(h.path); err == nil && os.SameFile(st, mustStat(h.f)) {
+				if isPlaceholder(st) || st.IsDir() {
+					os.Remove(h.path) // a directory only goes if it is empty
+				}
 			}
 		}
 		h.f.Close()
