@@ -602,9 +602,9 @@ func matchesTail(rel string, names []string) bool {
 // repository while refusing its config and hooks.
 func placeholders(pol *policy.Policy, root string) (files []string, gitDir string) {
 	gitSt, gitErr := os.Lstat(filepath.Join(root, ".git"))
-	if os.IsNotExist(gitErr) || gitErr == nil && gitSt.IsDir() && emptyDir(filepath.Join(root, ".git")) {
-		// Missing, or an empty directory: the stand-in of a run still
-		// going in the same directory, which this run shares.
+	if os.IsNotExist(gitErr) || gitErr == nil && IsGitStandIn(gitSt) && emptyDir(filepath.Join(root, ".git")) {
+		// Missing, or the stand-in of a run still going in the same
+		// directory, which this run shares.
 		gitDir = filepath.Join(root, ".git")
 		gitErr = os.ErrNotExist
 	}
@@ -624,6 +624,17 @@ func placeholders(pol *policy.Policy, root string) (files []string, gitDir strin
 		out = append(out, p)
 	}
 	return out, gitDir
+}
+
+// GitStandInMode marks a .git stand-in: sticky and empty, which no .git
+// of the user's is, so a run never takes a user's empty .git for one (or
+// removes it).
+const GitStandInMode = 0o755 | fs.ModeSticky
+
+// IsGitStandIn reports whether st looks like a stand-in (its emptiness is
+// checked apart).
+func IsGitStandIn(st fs.FileInfo) bool {
+	return st.IsDir() && st.Mode()&fs.ModeSticky != 0
 }
 
 // emptyDir: dir has no entries (an empty .git is no repository: git skips it).

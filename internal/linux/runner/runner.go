@@ -414,7 +414,9 @@ func preparePlaceholders(plan bwrap.Result) ([]placeholder, error) {
 		held = append(held, placeholder{p, f})
 	}
 	for _, d := range plan.GitDirs {
-		if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
+		if err := os.Mkdir(d, 0o755); err == nil {
+			os.Chmod(d, bwrap.GitStandInMode) // the mark (the umask would clear it at mkdir)
+		} else if !os.IsExist(err) {
 			return held, fmt.Errorf("creating the empty stand-in %s: %v", d, err)
 		}
 		f, err := os.Open(d)
@@ -473,7 +475,7 @@ func releasePlaceholders(held []placeholder, dirs []string) {
 		h := held[i]
 		if unix.Flock(int(h.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
 			if st, err := os.Lstat(h.path); err == nil && os.SameFile(st, mustStat(h.f)) {
-				if isPlaceholder(st) || st.IsDir() {
+				if isPlaceholder(st) || bwrap.IsGitStandIn(st) {
 					os.Remove(h.path) // a directory only goes if it is empty
 				}
 			}
