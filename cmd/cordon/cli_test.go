@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,10 +108,18 @@ type result struct {
 
 func cordon(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runCordon(t, dir, nil, nil, args...)
+}
+
+// runCordon runs the built binary in dir with an empty home (no
+// ~/.srt-settings.json unless a test writes one), extra environment (later
+// entries win) and stdin.
+func runCordon(t *testing.T, dir string, stdin io.Reader, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(cordonBin, args...)
 	cmd.Dir = dir
-	home := t.TempDir() // no ~/.srt-settings.json unless a test writes one
-	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
+	cmd.Stdin = stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

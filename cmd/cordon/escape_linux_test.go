@@ -55,20 +55,7 @@ func escRun(t *testing.T, s *sbx, stdin io.Reader, env []string, args ...string)
 	if s.settings != "" {
 		args = append([]string{"-s", s.settings}, args...)
 	}
-	cmd := exec.Command(cordonBin, args...)
-	cmd.Dir = s.dir
-	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
-	cmd.Stdin = stdin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCordon(t, s.dir, stdin, env, args...)
 }
 
 // escPyPrelude gives probes res(name, fn), which prints "name=ok[:value]"
