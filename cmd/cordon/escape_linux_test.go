@@ -43,6 +43,17 @@ func escNeed(t *testing.T, tools ...string) {
 	}
 }
 
+// escExisting returns the names (relative to dir) that exist on the host.
+func escExisting(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if escStat(filepath.Join(dir, n)).exists {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // escMarker is unique per call, for file names and process titles.
 func escMarker() string {
 	return fmt.Sprintf("cordon-esc-%d-%d", os.Getpid(), time.Now().UnixNano())
@@ -912,13 +923,7 @@ func TestEscapeProtectedNamesNewBelowTop(t *testing.T) {
 		script = append(script, "mkdir -p "+filepath.Dir(n)+"; echo EVIL > "+n)
 	}
 	escMustRun(t, s.sh(strings.Join(script, "\n")+escRan))
-	var made []string
-	for _, n := range news {
-		if st := escStat(filepath.Join(s.dir, n)); st.exists {
-			made = append(made, n)
-		}
-	}
-	if len(made) > 0 {
+	if made := escExisting(s.dir, news); len(made) > 0 {
 		t.Skipf("known limitation (docs/linux.md, Limits; the create-time guard is to close it): protected names "+
 			"that do not exist when the run starts are refused only at the top of a writable root; created on the host: %v", made)
 	}
@@ -2252,13 +2257,7 @@ func TestEscapeDenyWriteNewFile(t *testing.T) {
 			t.Errorf("created %s inside a denyWrite directory", f)
 		}
 	}
-	var made []string
-	for _, f := range []string{".env", "new.pem"} {
-		if st := escStat(filepath.Join(s.dir, f)); st.exists {
-			made = append(made, f)
-		}
-	}
-	if len(made) > 0 {
+	if made := escExisting(s.dir, []string{".env", "new.pem"}); len(made) > 0 {
 		t.Skipf("known limitation (docs/linux.md, Limits; the create-time guard is to close it): a denyWrite path or "+
 			"glob that names no file when the run starts does not stop its creation; created on the host: %v", made)
 	}

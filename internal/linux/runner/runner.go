@@ -175,9 +175,10 @@ func Run(o Options) (int, error) {
 	if o.Debug != nil {
 		fmt.Fprintf(o.Debug, "cordon: %s %s\n", bw, strings.Join(plan.Args, " "))
 	}
-	// bubblewrap starts cordon's init with a clean environment; the
-	// command's goes through the config.
-	args := append([]string{"--setenv", "GOMAXPROCS", "1"}, plan.Args...)
+	// bubblewrap starts cordon's init with a clean environment (--clearenv;
+	// the init sets its own GOMAXPROCS); the command's goes through the
+	// config.
+	args := plan.Args
 
 	cfg := initproc.Config{
 		Argv: o.Argv, Env: commandEnv(o.Env, proxy.User(o.Command), token),
