@@ -1,7 +1,5 @@
 package policy
 
-import "strings"
-
 // Mandatory denies: names that are never writable inside any writable root
 // or the home directory, whatever the settings say, because writing them is
 // a way to run code later outside the sandbox (shell start-up files, git
@@ -37,28 +35,6 @@ func (p *Policy) MandatoryDenyNames() []string {
 		names = append(names, gitConfig)
 	}
 	return names
-}
-
-// mandatoryDenied reports which protected name rel (a path relative to a
-// writable root, "/"-separated) is or lies beneath, or "".
-func (p *Policy) mandatoryDenied(rel string) string {
-	parts := strings.Split(rel, "/")
-	for _, name := range p.MandatoryDenyNames() {
-		want := strings.Split(name, "/")
-		for i := 0; i+len(want) <= len(parts); i++ {
-			match := true
-			for j, w := range want {
-				if parts[i+j] != w {
-					match = false
-					break
-				}
-			}
-			if match {
-				return name
-			}
-		}
-	}
-	return ""
 }
 
 // SettingsFiles are the settings files the sandbox must never let the

@@ -150,7 +150,16 @@ func resolveGlobBase(pattern string) string {
 // rule's specificity, or -1.
 func (p Path) Covers(path string) int {
 	best := -1
-	for _, form := range p.Forms() {
+	for i := 0; i < 2; i++ {
+		// Both forms, without Forms' allocation: this runs for every
+		// file the create-time guard checks.
+		form := p.Abs
+		if i == 1 {
+			if p.Resolved == "" || p.Resolved == p.Abs {
+				break
+			}
+			form = p.Resolved
+		}
 		if p.Glob {
 			for cur := path; ; cur = filepath.Dir(cur) {
 				if ok, _ := doublestar.Match(form, cur); ok && len(cur) > best {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/cordon-sandbox/cordon/hostmatch"
@@ -69,27 +68,7 @@ func (p *Policy) check(path string, verdict func(string) Verdict) (Verdict, erro
 }
 
 func (p *Policy) readVerdict(path string) Verdict {
-	bestLen, bestDeny, bestIdx := -1, false, -1
-	for i, r := range p.DenyRead {
-		if n := r.Covers(path); n >= 0 && n >= bestLen {
-			bestLen, bestDeny, bestIdx = n, true, i
-		}
-	}
-	for i, r := range p.AllowRead {
-		if n := r.Covers(path); n > bestLen {
-			bestLen, bestDeny, bestIdx = n, false, i
-		}
-	}
-	switch {
-	case bestIdx < 0:
-		return Verdict{Allowed: true, Why: "reads are allowed everywhere not listed in denyRead"}
-	case bestDeny:
-		return Verdict{Field: fmt.Sprintf("filesystem.denyRead[%d]", bestIdx), Rule: p.DenyRead[bestIdx].Spec,
-			Why: "hidden inside the sandbox (an empty directory or file stands in its place)"}
-	default:
-		return Verdict{Allowed: true, Field: fmt.Sprintf("filesystem.allowRead[%d]", bestIdx), Rule: p.AllowRead[bestIdx].Spec,
-			Why: "re-opened inside a denyRead area by a more specific allowRead"}
-	}
+	return readVerdict(p.DenyRead, p.AllowRead, path)
 }
 
 // CheckWrite decides whether the command may create or change path. Deny
@@ -99,46 +78,7 @@ func (p *Policy) CheckWrite(path string) (Verdict, error) {
 }
 
 func (p *Policy) writeVerdict(path string) Verdict {
-	if v := p.readVerdict(path); !v.Allowed {
-		v.Why = "hidden by a read rule; writes there never reach the host"
-		return v
-	}
-	for _, f := range p.SettingsFiles() {
-		for _, form := range []string{f, resolveExisting(f)} {
-			if path == form {
-				return Verdict{Field: "settings file", Rule: f, Why: "never writable from inside the sandbox: it chooses the policy of later runs"}
-			}
-		}
-	}
-	for i, r := range p.DenyWrite {
-		if r.Covers(path) >= 0 {
-			return Verdict{Field: fmt.Sprintf("filesystem.denyWrite[%d]", i), Rule: r.Spec, Why: "read-only inside the sandbox (denyWrite beats allowWrite)"}
-		}
-	}
-	root, idx := "", -1
-	for i, r := range p.AllowWrite {
-		if n := r.Covers(path); n > len(root) {
-			root, idx = path[:n], i
-		}
-	}
-	if idx >= 0 {
-		// Protected names count at any depth below the root: the Linux
-		// backend masks the ones that exist and the create-time guard
-		// refuses new ones.
-		if rel, err := filepath.Rel(root, path); err == nil && rel != "." {
-			if name := p.mandatoryDenied(filepath.ToSlash(rel)); name != "" {
-				return Verdict{Field: "mandatory deny", Rule: name,
-					Why: "protected in every writable root: writing it could run code outside the sandbox later (see docs/settings.md)"}
-			}
-		}
-	}
-	if idx >= 0 {
-		return Verdict{Allowed: true, Field: fmt.Sprintf("filesystem.allowWrite[%d]", idx), Rule: p.AllowWrite[idx].Spec, Why: "writable"}
-	}
-	if atOrUnder(path, PrivateTmp) {
-		return Verdict{Allowed: true, Why: "the sandbox's private /tmp: writable, but not the host's /tmp, and discarded when the command ends"}
-	}
-	return Verdict{Why: "not in filesystem.allowWrite"}
+	return p.CreateRules().Verdict(path)
 }
 
 // CheckConnect decides whether the command may connect to host:port (port

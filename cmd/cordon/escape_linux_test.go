@@ -910,7 +910,7 @@ func TestEscapeProtectedNamesNewAtTop(t *testing.T) {
 // Protected names are protected at any depth (docs/settings.md): new ones
 // below the top of the writable root, and a repository created during the
 // run, cannot get shell start-up files, hooks or a git config either.
-// Without the create-time guard this is a documented gap (docs/linux.md).
+// The create-time guard refuses them.
 func TestEscapeProtectedNamesNewBelowTop(t *testing.T) {
 	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
 	os.MkdirAll(s.dir+"/sub", 0o755)
@@ -924,8 +924,7 @@ func TestEscapeProtectedNamesNewBelowTop(t *testing.T) {
 	}
 	escMustRun(t, s.sh(strings.Join(script, "\n")+escRan))
 	if made := escExisting(s.dir, news); len(made) > 0 {
-		t.Skipf("known limitation (docs/linux.md, Limits; the create-time guard is to close it): protected names "+
-			"that do not exist when the run starts are refused only at the top of a writable root; created on the host: %v", made)
+		t.Errorf("HOLE: protected names that did not exist when the run started were created on the host: %v", made)
 	}
 }
 
@@ -2258,8 +2257,7 @@ func TestEscapeDenyWriteNewFile(t *testing.T) {
 		}
 	}
 	if made := escExisting(s.dir, []string{".env", "new.pem"}); len(made) > 0 {
-		t.Skipf("known limitation (docs/linux.md, Limits; the create-time guard is to close it): a denyWrite path or "+
-			"glob that names no file when the run starts does not stop its creation; created on the host: %v", made)
+		t.Errorf("HOLE: a denyWrite path or glob that named no file when the run started did not stop its creation: %v", made)
 	}
 }
 

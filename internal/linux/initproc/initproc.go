@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/linux/guard"
 	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
 	"github.com/cordon-sandbox/cordon/proxy"
 	"github.com/cordon-sandbox/cordon/violation"
@@ -59,6 +60,9 @@ type Config struct {
 	HTTPPort  int // bridge listeners on the sandbox's loopback; 0: no bridge
 	SOCKSPort int
 	Seccomp   seccomp.Options
+	// Guard: the create-time guard's rules; nil runs without it (a policy
+	// with nothing writable, on a kernel too old for it).
+	Guard *guard.Config `json:",omitempty"`
 	// TTY: the sandbox shares the caller's terminal session, so terminal
 	// signals (Ctrl-C) reach the command directly and are not forwarded.
 	TTY bool
@@ -222,20 +226,33 @@ func startCommand(cfg Config) (int, int, error) {
 			ch <- started{0, ExitFailure, fmt.Errorf("cannot install the seccomp filter: %v; refusing to run without it", err)}
 			return
 		}
-		// Refusals are answered (with the rule's errno) and reported by an
-		// unfiltered thread of PID 1. If PID 1 dies, the kernel fails them
-		// with ENOSYS: refused all the same.
-		go func() {
-			seccomp.Supervise(listener, cfg.Seccomp, func(r seccomp.Refusal) {
-				if cfg.HTTPPort > 0 {
-					proxy.SendViolation(BridgeFD, refusalViolation(r))
-				}
-			})
-			// Should the supervisor ever stop, closing the listener makes
-			// the kernel answer refused calls with ENOSYS instead of
-			// leaving them waiting for an answer.
-			unix.Close(listener)
-		}()
+		// Refusals are answered (with the rule's errno) and reported, and
+		// guarded creations performed, by unfiltered threads of PID 1. If
+		// PID 1 dies, the kernel fails them all: refused all the same.
+		report := func(v violation.Violation) {
+			if cfg.HTTPPort > 0 {
+				proxy.SendViolation(BridgeFD, v)
+			}
+		}
+		if cfg.Guard != nil {
+			g, err := guard.New(listener, *cfg.Guard, report)
+			if err != nil {
+				ch <- started{0, ExitFailure, fmt.Errorf("cannot start the create-time guard: %v; refusing to run without it", err)}
+				return
+			}
+			go func() {
+				g.Serve(cfg.Guard.Threads)
+				unix.Close(listener)
+			}()
+		} else {
+			go func() {
+				seccomp.Supervise(listener, cfg.Seccomp, func(r seccomp.Refusal) { report(guard.RefusalViolation(r)) })
+				// Should the supervisor ever stop, closing the listener makes
+				// the kernel answer refused calls with ENOSYS instead of
+				// leaving them waiting for an answer.
+				unix.Close(listener)
+			}()
+		}
 		// syscall.ForkExec forks from this thread, so the child inherits
 		// its filter (os.StartProcess would first fork a probe child).
 		pid, err := syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
@@ -252,19 +269,6 @@ func startCommand(cfg Config) (int, int, error) {
 	}()
 	r := <-ch
 	return r.pid, r.code, r.err
-}
-
-// refusalViolation describes a seccomp refusal for the host.
-func refusalViolation(r seccomp.Refusal) violation.Violation {
-	action, target, reason := violation.Syscall, r.Syscall, "seccomp filter"
-	if r.Syscall == "socket" || r.Syscall == "socketpair" {
-		action, reason = violation.UnixSocket, "seccomp filter; network.allowAllUnixSockets allows it"
-	}
-	if r.Arg != "" {
-		target += "(" + r.Arg + ")"
-	}
-	return violation.Violation{Action: action, Target: target, Reason: reason,
-		Raw: fmt.Sprintf("%s args=%#x errno=%s: %s", r.Syscall, r.Args, r.Errno, r.Why)}
 }
 
 // listenLoopback opens a listening TCP socket on the sandbox's

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/linux/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/linux/guard"
 	"github.com/cordon-sandbox/cordon/internal/linux/initproc"
 	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -156,6 +157,10 @@ func Run(o Options) (int, error) {
 	if err := os.WriteFile(empty, nil, 0o444); err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
+	guarded, err := guardFor(pol)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
 	plan, err := bwrap.Build(bwrap.Plan{
 		Policy: pol, Self: self, UID: uid, GID: gid, Empty: empty,
 		NewSession: !tty, StatusFD: fdStatus,
@@ -184,6 +189,10 @@ func Run(o Options) (int, error) {
 		Argv: o.Argv, Env: commandEnv(o.Env, proxy.User(o.Command), token),
 		Dir: pol.Env.Dir, HTTPPort: HTTPPort, SOCKSPort: SOCKSPort, TTY: tty, Debug: o.Debug != nil,
 		Seccomp: seccomp.Options{AllowUnixSockets: net.AllowAllUnixSockets, Notify: true},
+	}
+	if guarded {
+		cfg.Seccomp.Guard = true
+		cfg.Guard = &guard.Config{Rules: pol.CreateRules(), Seccomp: cfg.Seccomp}
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
@@ -491,4 +500,24 @@ func releasePlaceholders(held []placeholder, dirs []string) {
 func mustStat(f *os.File) os.FileInfo {
 	st, _ := f.Stat()
 	return st
+}
+
+// guardFor decides whether the run needs the create-time guard: whenever
+// anything is writable, new names there must be checked (protected names
+// at any depth, denyWrite globs, denyRead paths that do not exist yet).
+// On a kernel too old for the guard such a policy is refused: cordon
+// never runs a weaker sandbox than the settings ask for.
+func guardFor(pol *policy.Policy) (bool, error) {
+	var u unix.Utsname
+	release := ""
+	if unix.Uname(&u) == nil {
+		release = unix.ByteSliceToString(u.Release[:])
+	}
+	if guard.KernelSupported(release) {
+		return true, nil
+	}
+	if len(pol.AllowWrite) == 0 {
+		return false, nil
+	}
+	return false, fmt.Errorf("the create-time guard needs Linux %s or newer (seccomp user notification with SECCOMP_ADDFD_FLAG_SEND), this kernel is %q: without it new files in the writable directories (a .bashrc, a .git/hooks entry, a denyWrite match) could not be refused, so cordon does not run; filesystem.allowWrite: [] runs without the guard", guard.MinKernel, release)
 }

@@ -23,6 +23,12 @@ type Options struct {
 	// is gone, the kernel fails the call with ENOSYS: still refused. clone3
 	// keeps its plain ENOSYS (a fallback, not a refusal).
 	Notify bool
+	// Guard adds the create-time guard's calls (open and openat with
+	// O_CREAT or O_TMPFILE, creat, mkdir, mknod, rename, link, symlink and
+	// their *at forms, umask) as user notifications, and refuses openat2
+	// with ENOSYS. The listener's holder must answer them (package guard);
+	// if it is gone, the kernel fails them: nothing is created unchecked.
+	Guard bool
 }
 
 // ErrUnsupportedArch is returned by Build for an architecture it has no
@@ -146,6 +152,9 @@ func groupBySyscall(a *arch, o Options) []group {
 
 // refusal is what the filter returns for a matching rule.
 func (o Options) refusal(r rule) uint32 {
+	if r.notifies() {
+		return unix.SECCOMP_RET_USER_NOTIF
+	}
 	if o.Notify && r.errno != unix.ENOSYS {
 		return unix.SECCOMP_RET_USER_NOTIF
 	}

@@ -28,7 +28,7 @@ func Match(o Options, nr uint32, args [6]uint64) (Refusal, bool) {
 		return Refusal{}, false
 	}
 	for _, r := range table {
-		if !r.appliesTo(a, o) || a.nr[r.sys] != nr {
+		if !r.appliesTo(a, o) || a.nr[r.sys] != nr || r.notifies() {
 			continue
 		}
 		if r.test != nil && !r.test.matches(uint32(args[r.test.arg])) {
@@ -53,7 +53,14 @@ func InstallThreadNotify(prog []unix.SockFilter) (int, error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	fd, err := setModeFilterListener(prog)
+	// WAIT_KILLABLE_RECV (Linux 5.19): once the supervisor has read a
+	// notification, only a fatal signal interrupts the caller. Without it
+	// any signal withdraws the notification and the call restarts after
+	// the guard may already have created the file (a spurious EEXIST).
+	fd, err := setModeFilterListener(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	if err == unix.EINVAL {
+		fd, err = setModeFilterListener(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("seccomp: seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER): %w (user notification needs Linux 5.0)", err)
 	}

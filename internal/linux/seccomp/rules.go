@@ -14,7 +14,7 @@ import (
 type Rule struct {
 	Syscall string // "socket"; "*" for the architecture checks, which match every call
 	Arg     string // the argument test, e.g. "domain == AF_UNIX"; "" when every call is refused
-	Errno   string // "EPERM" or "ENOSYS": what the call fails with; "KILL_PROCESS": the kernel kills the process (as by SIGSYS)
+	Errno   string // "EPERM" or "ENOSYS": what the call fails with; "KILL_PROCESS": the kernel kills the process (as by SIGSYS); "USER_NOTIF": the create-time guard decides
 	Why     string
 }
 
@@ -47,7 +47,11 @@ func Rules(o Options) []Rule {
 		if r.test != nil {
 			arg = r.test.String()
 		}
-		out = append(out, Rule{Syscall: r.sys, Arg: arg, Errno: unix.ErrnoName(r.errno), Why: r.why})
+		errno := unix.ErrnoName(r.errno)
+		if r.notifies() {
+			errno = "USER_NOTIF"
+		}
+		out = append(out, Rule{Syscall: r.sys, Arg: arg, Errno: errno, Why: r.why})
 	}
 	return out
 }
@@ -60,14 +64,21 @@ type rule struct {
 	test *argTest // nil: refuse every call
 	// unixSocket rows are dropped by Options.AllowUnixSockets.
 	unixSocket bool
-	errno      unix.Errno
-	why        string
+	// guard rows exist only with Options.Guard. Their errno is 0 when the
+	// call goes to the guard (SECCOMP_RET_USER_NOTIF): they are not
+	// refusals.
+	guard bool
+	errno unix.Errno
+	why   string
 }
 
 func (r rule) appliesTo(a *arch, o Options) bool {
 	_, ok := a.nr[r.sys]
-	return ok && !(r.unixSocket && o.AllowUnixSockets)
+	return ok && !(r.unixSocket && o.AllowUnixSockets) && (!r.guard || o.Guard)
 }
+
+// notifies: the row hands the call to the guard instead of refusing it.
+func (r rule) notifies() bool { return r.guard && r.errno == 0 }
 
 // argTest compares the low 32 bits of one syscall argument. The kernel
 // itself uses only those bits of every argument tested here (socket's domain
@@ -136,7 +147,15 @@ const (
 	cloneNamespacesName = "CLONE_NEWNS|CLONE_NEWCGROUP|CLONE_NEWUTS|CLONE_NEWIPC|CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|CLONE_NEWTIME"
 )
 
+// Open flags the guard's filter tests; the same on amd64 and arm64
+// (asm-generic/fcntl.h; __O_TMPFILE is O_TMPFILE without O_DIRECTORY).
 const (
+	oCreat   = 0o100
+	oTmpfile = 0o20000000
+)
+
+const (
+	whyCreate    = "creates or renames a name: the create-time guard checks the final path against the filename rules and performs the call itself"
 	whyNamespace = "a new namespace could undo the sandbox's mounts and network isolation, and a user namespace opens kernel interfaces that are otherwise root-only"
 	whyMount     = "changes the mount tree that is the sandbox's view of the file system"
 	whyKeyring   = "the kernel keyring is not isolated by the sandbox: it can hold the user's credentials and is shared with processes outside"
@@ -151,6 +170,30 @@ const (
 // lets the kernel (5.11+) cache "allowed" for all unlisted syscalls and skip
 // the filter for them.
 var table = []rule{
+	// The create-time guard's calls (Options.Guard). open and openat come
+	// first: they are the most frequent calls of all, and only those with
+	// O_CREAT or O_TMPFILE leave the kernel; the rest are allowed after
+	// two comparisons.
+	{sys: "openat", test: &argTest{2, "flags", opAnySet, oCreat | oTmpfile, "O_CREAT|__O_TMPFILE", 0}, guard: true, why: whyCreate},
+	{sys: "open", test: &argTest{1, "flags", opAnySet, oCreat | oTmpfile, "O_CREAT|__O_TMPFILE", 0}, guard: true, why: whyCreate},
+	{sys: "openat2", guard: true, errno: unix.ENOSYS,
+		why: "its flags sit behind a pointer, so the filter cannot tell a creation from a read; ENOSYS makes programs fall back to openat, which is checked"},
+	{sys: "creat", guard: true, why: whyCreate},
+	{sys: "mkdir", guard: true, why: whyCreate},
+	{sys: "mkdirat", guard: true, why: whyCreate},
+	{sys: "mknod", guard: true, why: whyCreate},
+	{sys: "mknodat", guard: true, why: whyCreate},
+	{sys: "rename", guard: true, why: whyCreate},
+	{sys: "renameat", guard: true, why: whyCreate},
+	{sys: "renameat2", guard: true, why: whyCreate},
+	{sys: "link", guard: true, why: whyCreate},
+	{sys: "linkat", guard: true, why: whyCreate},
+	{sys: "symlink", guard: true, why: whyCreate},
+	{sys: "symlinkat", guard: true, why: whyCreate},
+	// umask is passed through (its argument is a value, not a pointer):
+	// the guard only notes the new mask, to create files as the caller would.
+	{sys: "umask", guard: true, why: "the guard creates files for the caller and must apply the caller's umask"},
+
 	{sys: "ioctl", test: &argTest{1, "request", opEq, tiocsti, "TIOCSTI", 0}, errno: unix.EPERM,
 		why: "pushes characters into a terminal's input; on the user's terminal they would run as commands outside the sandbox"},
 	{sys: "ioctl", test: &argTest{1, "request", opEq, tioclinux, "TIOCLINUX", 0}, errno: unix.EPERM,
@@ -225,14 +268,34 @@ var table = []rule{
 	{sys: "nfsservctl", errno: unix.EPERM, why: "obsolete NFS server control (gone since Linux 3.1); refused so the number stays closed"},
 }
 
+// SyscallName returns the name the filter knows syscall nr by on o's
+// architecture, or "".
+func SyscallName(o Options, nr uint32) string {
+	a, _, err := archFor(o)
+	if err != nil {
+		return ""
+	}
+	return a.name[nr]
+}
+
 // arch describes one architecture the filter is built for.
 type arch struct {
 	audit     uint32 // seccomp_data.arch of a native call
 	auditName string
 	// x32: numbers with __X32_SYSCALL_BIT set are x32 calls, which arrive
 	// with the x86_64 arch value.
-	x32 bool
-	nr  map[string]uint32
+	x32  bool
+	nr   map[string]uint32
+	name map[uint32]string // nr inverted, filled at init
+}
+
+func init() {
+	for _, a := range arches {
+		a.name = make(map[uint32]string, len(a.nr))
+		for n, nr := range a.nr {
+			a.name[nr] = n
+		}
+	}
 }
 
 // Syscall numbers, per architecture: the unix.SYS_* constants only describe
@@ -247,6 +310,22 @@ var arches = map[string]*arch{
 		auditName: "AUDIT_ARCH_X86_64",
 		x32:       true,
 		nr: map[string]uint32{
+			"open":              2,
+			"openat":            257,
+			"openat2":           437,
+			"creat":             85,
+			"mkdir":             83,
+			"mkdirat":           258,
+			"mknod":             133,
+			"mknodat":           259,
+			"rename":            82,
+			"renameat":          264,
+			"renameat2":         316,
+			"link":              86,
+			"linkat":            265,
+			"symlink":           88,
+			"symlinkat":         266,
+			"umask":             95,
 			"ioctl":             16,
 			"clone":             56,
 			"clone3":            435,
@@ -305,6 +384,15 @@ var arches = map[string]*arch{
 		audit:     unix.AUDIT_ARCH_AARCH64,
 		auditName: "AUDIT_ARCH_AARCH64",
 		nr: map[string]uint32{
+			"openat":            56,
+			"openat2":           437,
+			"mkdirat":           34,
+			"mknodat":           33,
+			"renameat":          38,
+			"renameat2":         276,
+			"linkat":            37,
+			"symlinkat":         36,
+			"umask":             166,
 			"ioctl":             29,
 			"clone":             220,
 			"clone3":            435,
