@@ -44,7 +44,7 @@ import (
 type Config struct {
 	Rules   *policy.CreateRules `json:"rules"`
 	Seccomp seccomp.Options     `json:"seccomp"`
-	// Threads answering notifications; 0: 4.
+	// Threads answering notifications; 0: one more than the CPUs, at most 8.
 	Threads int `json:"threads,omitempty"`
 }
 
@@ -122,7 +122,9 @@ func New(listener int, cfg Config, report func(violation.Violation)) (*Guard, er
 		root: root, procDev: st.Dev, self: os.Getpid()}
 	g.procs.m = map[int]*procInfo{}
 	// Fewer wake-ups per call where the kernel can (6.6+); ignored before.
-	seccomp.SetSyncWakeUp(listener)
+	if err := seccomp.SetSyncWakeUp(listener); err != nil && os.Getenv("CORDON_GUARD_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "sync wake up: %v\n", err)
+	}
 	return g, nil
 }
 
@@ -149,8 +151,14 @@ func noCapabilities() error {
 // bogus descriptor) and has its own umask.
 func (g *Guard) Serve(threads int) {
 	if threads <= 0 {
-		threads = 4
+		// One more than the cores: a thread waiting for its ADDFD to be
+		// taken up must not leave the other callers unanswered.
+		threads = min(runtime.NumCPU()+1, 8)
 	}
+	// Every thread waits on the listener, and each notification wakes
+	// them all; one takes it. Measured on two cores, that costs less than
+	// handing a turn from thread to thread (which puts two wake-ups on
+	// every call's path).
 	var wg sync.WaitGroup
 	for i := 0; i < threads; i++ {
 		wg.Add(1)
@@ -192,24 +200,36 @@ func prepareThread() error {
 func (g *Guard) loop() {
 	w := newWorker(g)
 	for {
+		n, err := g.next()
+		if err != nil {
+			return
+		}
+		w.handle(n)
+	}
+}
+
+// next waits for the next notification. It fails once every filtered
+// process is gone (POLLHUP) or the listener is broken.
+func (g *Guard) next() (seccomp.Notif, error) {
+	for {
 		pfd := []unix.PollFd{{Fd: int32(g.listener), Events: unix.POLLIN}}
 		if _, err := unix.Poll(pfd, -1); err != nil {
 			if err == unix.EINTR {
 				continue
 			}
-			return
+			return seccomp.Notif{}, err
 		}
 		if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-			return
+			return seccomp.Notif{}, unix.EPIPE
 		}
 		n, err := seccomp.Recv(g.listener)
 		switch {
 		case err == unix.EINTR || err == unix.ENOENT:
-			continue
+			continue // interrupted, or the caller died before it was read
 		case err != nil:
-			return
+			return n, err
 		}
-		w.handle(n)
+		return n, nil
 	}
 }
 

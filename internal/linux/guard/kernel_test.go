@@ -499,7 +499,12 @@ func opsBench() {
 		create("/dev/null", wr, 0)
 	}
 	perNull := time.Since(start) / time.Duration(n)
-	emit(result{Op: "bench", Value: fmt.Sprintf("%d %d %d", perCreate.Nanoseconds(), perOpen.Nanoseconds(), perNull.Nanoseconds())})
+	start = time.Now()
+	for i := 0; i < n; i++ {
+		unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	}
+	perRefused := time.Since(start) / time.Duration(n)
+	emit(result{Op: "bench", Value: fmt.Sprintf("%d %d %d %d", perCreate.Nanoseconds(), perOpen.Nanoseconds(), perNull.Nanoseconds(), perRefused.Nanoseconds())})
 }
 
 // sandboxRun runs ops in a fresh directory under settings; it returns the
@@ -837,8 +842,9 @@ func BenchmarkGuard(b *testing.B) {
 	for _, mode := range []struct{ name, off string }{{"unguarded", "1"}, {"guarded", "0"}} {
 		b.Run(mode.name, func(b *testing.B) {
 			got, _, _, _ := sandboxRunB(b, tableSettings, "bench", countEnv+"="+strconv.Itoa(b.N), offEnv+"="+mode.off)
-			var create, open, null float64
-			fmt.Sscan(got["bench"].Value, &create, &open, &null)
+			var create, open, null, refused float64
+			fmt.Sscan(got["bench"].Value, &create, &open, &null, &refused)
+			b.ReportMetric(refused/1000, "µs/refused")
 			b.ReportMetric(create/1000, "µs/create")
 			b.ReportMetric(open/1000, "µs/open")
 			b.ReportMetric(null/1000, "µs/devnull")

@@ -259,22 +259,29 @@ func (w *worker) openAt(t *target, call string, l *loc, flags int, mode uint32, 
 	if denied(v) {
 		return w.refuse(call, abs, v), "", false
 	}
+	// A new file is created at the first try; an existing one (a device,
+	// a log opened for appending) is opened without O_CREAT, so nothing
+	// is created. Which to try first is a guess: devices exist.
+	existingFirst := flags&unix.O_EXCL == 0 && strings.HasPrefix(abs, "/dev/")
 	for try := 0; try < 8; try++ {
 		created := false
-		fd, err := -1, error(nil)
-		if flags&unix.O_EXCL == 0 {
-			// An existing file: opened, nothing created.
+		fd, err := -1, error(unix.ENOENT)
+		if existingFirst {
 			fd, err = unix.Openat(l.dir, name, of&^unix.O_CREAT, 0)
 		}
-		if flags&unix.O_EXCL != 0 || err == unix.ENOENT {
+		if err == unix.ENOENT {
 			if e := w.setUmask(t); e != 0 {
 				return fail(e), "", false
 			}
 			fd, err = unix.Openat(l.dir, name, of|unix.O_EXCL, mode)
-			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
-				continue // created by someone else meanwhile: open it
-			}
 			created = err == nil
+			if err == unix.EEXIST && flags&unix.O_EXCL == 0 {
+				// It exists: open it as it is.
+				fd, err = unix.Openat(l.dir, name, of&^unix.O_CREAT, 0)
+				if err == unix.ENOENT {
+					continue // removed meanwhile: create it after all
+				}
+			}
 		}
 		if err == unix.ELOOP && !magic && !nofollow {
 			if text, isLink, e := w.readlink(l.dir, name); e == 0 && isLink {

@@ -5,15 +5,17 @@ package guard
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // procInfo is what the guard needs to know of a calling thread.
 type procInfo struct {
-	tgid  int
-	umask int
-	pidfd int // -1: not cached
+	tgid    int
+	umask   int
+	pidfd   int   // -1: not cached
+	checked int64 // when pidfd was last seen alive (monotonic ns)
 }
 
 // procCache remembers each calling thread's process and umask, so a
@@ -34,16 +36,26 @@ const pidfdThread = unix.O_EXCL
 
 func (c *procCache) get(tid int) (procInfo, unix.Errno) {
 	c.mu.Lock()
-	e := c.m[tid]
-	c.mu.Unlock()
-	if e != nil {
-		if alive(e.pidfd) {
-			return *e, 0
+	if e := c.m[tid]; e != nil {
+		// A TID is only reused after the kernel has handed out every other
+		// PID of the namespace (it allocates them in a cycle), which takes
+		// far longer than a millisecond: an entry seen alive that recently
+		// needs no new look. (The poll is non-blocking; holding the lock
+		// keeps the pidfd from being closed under it.)
+		now := nanotime()
+		if now-e.checked < int64(time.Millisecond) || alive(e.pidfd) {
+			e.checked = now
+			info := *e
+			c.mu.Unlock()
+			return info, 0
 		}
-		c.drop(tid, e)
+		delete(c.m, tid)
+		unix.Close(e.pidfd)
 	}
+	c.mu.Unlock()
 	pidfd, err := unix.PidfdOpen(tid, 0)
-	if err == unix.EINVAL {
+	if err == unix.EINVAL || err == unix.ENOENT {
+		// Not a thread-group leader (EINVAL before 6.9, ENOENT since).
 		pidfd, err = unix.PidfdOpen(tid, pidfdThread)
 	}
 	if err != nil {
@@ -64,6 +76,7 @@ func (c *procCache) get(tid int) (procInfo, unix.Errno) {
 			return info, 0
 		}
 		info.pidfd = pidfd
+		info.checked = nanotime()
 		c.mu.Lock()
 		if len(c.m) >= maxCached {
 			c.sweepLocked()
@@ -92,15 +105,6 @@ func (c *procCache) setUmask(tid, mask int) {
 		if p.tgid == info.tgid {
 			p.umask = mask
 		}
-	}
-	c.mu.Unlock()
-}
-
-func (c *procCache) drop(tid int, e *procInfo) {
-	c.mu.Lock()
-	if c.m[tid] == e {
-		delete(c.m, tid)
-		unix.Close(e.pidfd)
 	}
 	c.mu.Unlock()
 }
@@ -175,3 +179,8 @@ func field(line, name string) (string, bool) {
 	}
 	return v, true
 }
+
+var epoch = time.Now()
+
+// nanotime is a monotonic clock in nanoseconds.
+func nanotime() int64 { return int64(time.Since(epoch)) }

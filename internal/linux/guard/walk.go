@@ -3,6 +3,7 @@
 package guard
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -135,6 +136,15 @@ func (w *worker) locate(t *target, dirfd int32, from int, path string) (loc, uni
 		}
 	}
 	l := loc{last: last, trailing: trailing}
+	if e, done := w.quickLocate(t, &l, dirfd, from, path, dirPart); done {
+		if owned {
+			unix.Close(startFD)
+		}
+		if e != 0 {
+			return loc{}, e
+		}
+		return l, 0
+	}
 	// The fast way: one openat2 for the directory part. Magic links
 	// (/proc/PID/cwd, /proc/PID/fd/N) are refused there, and a
 	// directory on procfs is resolved again the slow way: in this
@@ -179,6 +189,56 @@ func (w *worker) locate(t *target, dirfd int32, from int, path string) (loc, uni
 		return w.slowLocate(t, s, dirPart, last, trailing)
 	}
 	return l, 0
+}
+
+// quickLocate is the common case in two system calls: the directory the
+// path starts from, by name (the kernel's name for the caller's working
+// directory or descriptor), and the whole directory part opened from /
+// with symlinks refused. Without symlinks the name, lexically cleaned, is
+// the directory's path, so it needs no asking. done is false when the
+// quick way does not apply (a symlink, /proc, a start that is not a
+// directory by name): the caller goes the general way.
+func (w *worker) quickLocate(t *target, l *loc, dirfd int32, from int, path, dirPart string) (unix.Errno, bool) {
+	var base string
+	switch {
+	case strings.HasPrefix(path, "/"):
+		base = dirPart
+	case from >= 0:
+		return 0, false
+	default:
+		link := w.procPath(t.tid, "cwd", -1)
+		if dirfd != unix.AT_FDCWD {
+			if dirfd < 0 {
+				return unix.EBADF, true
+			}
+			link = w.procPath(t.tid, "fd/", int(dirfd))
+		}
+		n, err := unix.Readlink(link, w.linkBuf[:])
+		if err != nil || n == 0 || n == len(w.linkBuf) || w.linkBuf[0] != '/' {
+			return 0, false
+		}
+		start := string(w.linkBuf[:n])
+		if strings.HasSuffix(start, " (deleted)") {
+			return 0, false
+		}
+		base = start
+		if dirPart != "" {
+			base = start + "/" + dirPart
+		}
+	}
+	clean := filepath.Clean(base)
+	if clean == "/proc" || strings.HasPrefix(clean, "/proc/") {
+		return 0, false
+	}
+	fd, err := unix.Openat2(w.g.root, clean, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return 0, false
+	}
+	l.dir, l.owned, l.dirPath = fd, true, clean
+	return 0, true
 }
 
 func (w *worker) restart(t *target, dirfd int32, from int, path string) (int, bool, unix.Errno) {
