@@ -44,6 +44,8 @@ import (
 type Config struct {
 	Rules   *policy.CreateRules `json:"rules"`
 	Seccomp seccomp.Options     `json:"seccomp"`
+	// UnixSockets are network.allowUnixSockets, for Seccomp.UnixPaths.
+	UnixSockets []policy.Path `json:"unixSockets,omitempty"`
 	// Threads answering notifications; 0: one more than the CPUs, at most 8.
 	Threads int `json:"threads,omitempty"`
 }
@@ -54,6 +56,8 @@ type Guard struct {
 	opts     seccomp.Options
 	rules    *policy.CreateRules
 	report   func(violation.Violation)
+
+	unixSockets []policy.Path
 
 	root    int    // O_PATH descriptor of "/"
 	procDev uint64 // st_dev of /proc
@@ -119,7 +123,7 @@ func New(listener int, cfg Config, report func(violation.Violation)) (*Guard, er
 		report = func(violation.Violation) {}
 	}
 	g := &Guard{listener: listener, opts: cfg.Seccomp, rules: cfg.Rules, report: report,
-		root: root, procDev: st.Dev, self: os.Getpid()}
+		root: root, procDev: st.Dev, self: os.Getpid(), unixSockets: cfg.UnixSockets}
 	g.procs.m = map[int]*procInfo{}
 	// Fewer wake-ups per call where the kernel can (6.6+); ignored before.
 	if err := seccomp.SetSyncWakeUp(listener); err != nil && os.Getenv("CORDON_GUARD_DEBUG") != "" {

@@ -13,8 +13,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,7 +45,9 @@ const (
 	killEnv     = "CORDON_GUARD_KILL"     // "1": kill the guard mid-run
 	guardPidEnv = "CORDON_GUARD_GUARDPID" // the guard process, for the ops
 	countEnv    = "CORDON_GUARD_COUNT"
-	exeEnv      = "CORDON_GUARD_EXE" // a copy of the test binary nobody can run
+	exeEnv      = "CORDON_GUARD_EXE"     // a copy of the test binary nobody can run
+	socketsEnv  = "CORDON_GUARD_SOCKETS" // allowUnixSockets, JSON; set: Options.UnixPaths
+	portEnv     = "CORDON_GUARD_PORT"    // a TCP port on 127.0.0.1 the test listens on
 )
 
 // nobody is who the helper runs as when the tests run as root: the guard
@@ -117,7 +122,7 @@ func helperSandbox() int {
 		cmd.Run()
 		return 0
 	}
-	prog, err := seccomp.Build(seccomp.Options{Guard: true, Notify: true})
+	prog, err := seccomp.Build(seccomp.Options{Guard: true, Notify: true, UnixPaths: os.Getenv(socketsEnv) != ""})
 	if err != nil {
 		emit(result{Op: "setup", Errno: err.Error()})
 		return 1
@@ -204,7 +209,15 @@ func helperGuard() int {
 		return 1
 	}
 	var mu sync.Mutex
-	g, err := New(3, Config{Rules: &rules, Seccomp: seccomp.Options{Guard: true, Notify: true}}, func(v violation.Violation) {
+	var socks []policy.Path
+	if v := os.Getenv(socketsEnv); v != "" {
+		if err := json.Unmarshal([]byte(v), &socks); err != nil {
+			emit(result{Op: "guard", Errno: err.Error()})
+			return 1
+		}
+	}
+	o := seccomp.Options{Guard: true, Notify: true, UnixPaths: socks != nil}
+	g, err := New(3, Config{Rules: &rules, Seccomp: o, UnixSockets: socks}, func(v violation.Violation) {
 		mu.Lock()
 		defer mu.Unlock()
 		emit(result{Op: "violation", Value: v.Action + " " + v.Target + " (" + v.Reason + ")"})
@@ -230,6 +243,8 @@ func helperOps() int {
 		opsKilled()
 	case "bench":
 		opsBench()
+	case "sockets":
+		opsSockets()
 	}
 	return 0
 }
@@ -510,10 +525,12 @@ func opsBench() {
 // sandboxRun runs ops in a fresh directory under settings; it returns the
 // results, the violations reported and the directory.
 func sandboxRun(t *testing.T, settings, ops string, env ...string) (map[string]result, []result, []string, string) {
-	return sandboxRunB(t, settings, ops, env...)
+	return sandboxRunB(t, settings, ops, nil, env...)
 }
 
-func sandboxRunB(t testing.TB, settings, ops string, env ...string) (map[string]result, []result, []string, string) {
+// sandboxRunB is sandboxRun for tests and benchmarks; setup, if set, runs
+// in the directory before the helper starts and adds to its environment.
+func sandboxRunB(t testing.TB, settings, ops string, setup func(dir string) []string, env ...string) (map[string]result, []result, []string, string) {
 	t.Helper()
 	var u unix.Utsname
 	unix.Uname(&u)
@@ -537,6 +554,13 @@ func sandboxRunB(t testing.TB, settings, ops string, env ...string) (map[string]
 		t.Fatal(err)
 	}
 	rules, _ := json.Marshal(pol.CreateRules())
+	if len(pol.AllowUnixSockets) > 0 {
+		socks, _ := json.Marshal(pol.AllowUnixSockets)
+		env = append(env, socketsEnv+"="+string(socks))
+	}
+	if setup != nil {
+		env = append(env, setup(dir)...)
+	}
 	exe := publicExe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -841,7 +865,7 @@ func TestMain(m *testing.M) {
 func BenchmarkGuard(b *testing.B) {
 	for _, mode := range []struct{ name, off string }{{"unguarded", "1"}, {"guarded", "0"}} {
 		b.Run(mode.name, func(b *testing.B) {
-			got, _, _, _ := sandboxRunB(b, tableSettings, "bench", countEnv+"="+strconv.Itoa(b.N), offEnv+"="+mode.off)
+			got, _, _, _ := sandboxRunB(b, tableSettings, "bench", nil, countEnv+"="+strconv.Itoa(b.N), offEnv+"="+mode.off)
 			var create, open, null, refused float64
 			fmt.Sscan(got["bench"].Value, &create, &open, &null, &refused)
 			b.ReportMetric(refused/1000, "µs/refused")
@@ -850,5 +874,191 @@ func BenchmarkGuard(b *testing.B) {
 			b.ReportMetric(null/1000, "µs/devnull")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// opsSockets: unix sockets by path.
+func opsSockets() {
+	do := func(op string, err error) { emit(result{Op: op, Errno: errName(err)}) }
+	dial := func(path string) error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+	}
+	do("socket stream", func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	do("socket dgram", func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	do("connect allowed.sock", dial("allowed.sock"))
+	do("connect abs allowed.sock", dial(os.Getenv(dirEnv)+"/allowed.sock"))
+	os.Symlink("allowed.sock", "link-to-allowed")
+	do("connect link-to-allowed", dial("link-to-allowed"))
+	do("connect denied.sock", dial("denied.sock"))
+	os.Symlink("denied.sock", "link-to-denied")
+	do("connect link-to-denied", dial("link-to-denied"))
+	do("connect /proc/self/cwd/denied.sock", dial("/proc/self/cwd/denied.sock"))
+	do("connect abstract", dial("@abstract"))
+	do("connect missing.sock", dial("missing.sock"))
+	do("bind mine.sock", func() error {
+		fd, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		defer unix.Close(fd)
+		return unix.Bind(fd, &unix.SockaddrUnix{Name: "mine.sock"})
+	}())
+	do("bind .bashrc", func() error {
+		fd, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		defer unix.Close(fd)
+		return unix.Bind(fd, &unix.SockaddrUnix{Name: ".bashrc"})
+	}())
+	port, _ := strconv.Atoi(os.Getenv(portEnv))
+	do("connect tcp 127.0.0.1", func() error {
+		fd, _ := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	}())
+	do("connect on a file, not a socket", func() error {
+		f, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		defer unix.Close(f)
+		return unix.Connect(f, &unix.SockaddrUnix{Name: "allowed.sock"})
+	}())
+	// A thread flips the address between the allowed and the denied
+	// socket while connect loops: the denied socket must never see a
+	// connection.
+	var sa [110]byte
+	addr := func(name string) []byte {
+		b := make([]byte, 110)
+		binary.LittleEndian.PutUint16(b, unix.AF_UNIX)
+		copy(b[2:], os.Getenv(dirEnv)+"/"+name)
+		return b
+	}
+	allowedSA, deniedSA := addr("allowed.sock"), addr("denied.sock")
+	copy(sa[:], allowedSA)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				copy(sa[:], deniedSA)
+			} else {
+				copy(sa[:], allowedSA)
+			}
+		}
+	}()
+	ok, refused := 0, 0
+	for i := 0; i < 2000; i++ {
+		fd, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa[0])), 110)
+		if e == 0 {
+			ok++
+		} else {
+			refused++
+		}
+		unix.Close(fd)
+	}
+	close(stop)
+	wg.Wait()
+	runtime.KeepAlive(sa)
+	emit(result{Op: "connect race", Value: fmt.Sprintf("%d %d", ok, refused)})
+}
+
+// TestKernelGuardUnixSockets: with allowUnixSockets, stream sockets may be
+// made, connect reaches only the listed paths (through symlinks and
+// /proc/self alike), abstract ones are refused, bind is judged as a
+// creation, other families pass, and a racing thread cannot swap the
+// address after the check.
+func TestKernelGuardUnixSockets(t *testing.T) {
+	var deniedAccepts, allowedAccepts atomic.Int64
+	var listeners []net.Listener
+	t.Cleanup(func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	})
+	serve := func(l net.Listener, n *atomic.Int64) {
+		listeners = append(listeners, l)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				n.Add(1)
+				c.Close()
+			}
+		}()
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tcpAccepts atomic.Int64
+	serve(tcp, &tcpAccepts)
+	settings := `{"network": {"allowUnixSockets": ["$DIR/allowed.sock"]}, "filesystem": {"allowWrite": ["."]}}`
+	got, violations, _, dir := sandboxRunB(t, settings, "sockets", func(dir string) []string {
+		for name, n := range map[string]*atomic.Int64{"allowed.sock": &allowedAccepts, "denied.sock": &deniedAccepts} {
+			l, err := net.Listen("unix", filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Join(dir, name), 0o777)
+			serve(l, n)
+		}
+		return []string{portEnv + "=" + strconv.Itoa(tcp.Addr().(*net.TCPAddr).Port)}
+	})
+	want := map[string]string{
+		"socket stream": "", "socket dgram": "EPERM",
+		"connect allowed.sock": "", "connect abs allowed.sock": "", "connect link-to-allowed": "",
+		"connect denied.sock": "EPERM", "connect link-to-denied": "EPERM", "connect /proc/self/cwd/denied.sock": "EPERM",
+		"connect abstract": "EPERM", "connect missing.sock": "ENOENT",
+		"bind mine.sock": "", "bind .bashrc": "EPERM",
+		"connect tcp 127.0.0.1": "", "connect on a file, not a socket": "ENOTSOCK",
+	}
+	for op, w := range want {
+		if r, ok := got[op]; !ok || r.Errno != w {
+			t.Errorf("%s: %+v, want %s", op, r, orWorks(w))
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := deniedAccepts.Load(); n != 0 {
+		t.Errorf("HOLE: the denied socket accepted %d connections", n)
+	}
+	var okN, refused int
+	fmt.Sscan(got["connect race"].Value, &okN, &refused)
+	if n := allowedAccepts.Load(); n != int64(3+okN) {
+		t.Errorf("the allowed socket accepted %d connections, want %d", n, 3+okN)
+	}
+	if okN == 0 || okN+refused != 2000 {
+		t.Errorf("connect race: %q", got["connect race"].Value)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "mine.sock")); err != nil || st.Mode()&os.ModeSocket == 0 {
+		t.Errorf("mine.sock was not bound: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".bashrc")); err == nil {
+		t.Errorf("HOLE: .bashrc bound as a socket")
+	}
+	all := fmt.Sprint(violations)
+	for _, want := range []string{"unix-socket " + dir + "/denied.sock (not in network.allowUnixSockets)", "abstract"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no violation %q in %s", want, all)
+		}
 	}
 }

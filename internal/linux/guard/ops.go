@@ -73,6 +73,10 @@ func (w *worker) handle(n seccomp.Notif) {
 		ans = w.symlink(n, t, name, a[0], atFDCWD, a[1])
 	case "symlinkat":
 		ans = w.symlink(n, t, name, a[0], dirArg(a[1]), a[2])
+	case "socket":
+		ans = w.socket(n)
+	case "connect", "bind":
+		ans = w.sockCall(n, t, name)
 	case "umask":
 		w.g.procs.setUmask(t.tid, int(a[0]&0o777))
 		ans = answer{cont: true, fd: -1}

@@ -142,7 +142,7 @@ func Init() int {
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, forwarded...)
 	mark("bridge listening")
-	child, code, err := startCommand(cfg)
+	child, g, code, err := startCommand(cfg)
 	mark("command started")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cordon: %v\n", err)
@@ -156,6 +156,10 @@ func Init() int {
 		case syscall.SIGCHLD:
 			if code, done := reap(child); done {
 				mark("command ended")
+				if g != nil && cfg.Debug {
+					fmt.Fprintf(os.Stderr, "cordon[init]: guard: %d calls answered, %d creations refused, %d paths resolved component by component\n",
+						g.Stats.Checked.Load(), g.Stats.Refused.Load(), g.Stats.SlowWalk.Load())
+				}
 				return code
 			}
 		case syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP:
@@ -200,20 +204,21 @@ func reap(child int) (int, bool) {
 
 // startCommand starts the command under the seccomp filter from a locked
 // OS thread that carries the filter and dies with this call.
-func startCommand(cfg Config) (int, int, error) {
+func startCommand(cfg Config) (int, *guard.Guard, int, error) {
 	path, code := lookPath(cfg.Argv[0], cfg.Env)
 	if code != 0 {
-		return 0, code, nil
+		return 0, nil, code, nil
 	}
 	prog, err := seccomp.Build(cfg.Seccomp)
 	if err != nil {
-		return 0, ExitFailure, fmt.Errorf("cannot build the seccomp filter: %v; refusing to run without it", err)
+		return 0, nil, ExitFailure, fmt.Errorf("cannot build the seccomp filter: %v; refusing to run without it", err)
 	}
 	type started struct {
 		pid  int
 		code int
 		err  error
 	}
+	var g *guard.Guard
 	ch := make(chan started, 1)
 	go func() {
 		// Never unlocked: when this goroutine returns, its filtered thread
@@ -235,7 +240,7 @@ func startCommand(cfg Config) (int, int, error) {
 			}
 		}
 		if cfg.Guard != nil {
-			g, err := guard.New(listener, *cfg.Guard, report)
+			g, err = guard.New(listener, *cfg.Guard, report)
 			if err != nil {
 				ch <- started{0, ExitFailure, fmt.Errorf("cannot start the create-time guard: %v; refusing to run without it", err)}
 				return
@@ -268,7 +273,7 @@ func startCommand(cfg Config) (int, int, error) {
 		}
 	}()
 	r := <-ch
-	return r.pid, r.code, r.err
+	return r.pid, g, r.code, r.err
 }
 
 // listenLoopback opens a listening TCP socket on the sandbox's

@@ -29,6 +29,10 @@ type Options struct {
 	// with ENOSYS. The listener's holder must answer them (package guard);
 	// if it is gone, the kernel fails them: nothing is created unchecked.
 	Guard bool
+	// UnixPaths (with Guard, network.allowUnixSockets on Linux): instead of
+	// refusing socket(AF_UNIX), hand it, connect and bind to the guard,
+	// which allows stream sockets and connects only to the listed paths.
+	UnixPaths bool
 }
 
 // ErrUnsupportedArch is returned by Build for an architecture it has no

@@ -62,8 +62,10 @@ func Rules(o Options) []Rule {
 type rule struct {
 	sys  string
 	test *argTest // nil: refuse every call
-	// unixSocket rows are dropped by Options.AllowUnixSockets.
+	// unixSocket rows are dropped by Options.AllowUnixSockets, and by
+	// Options.UnixPaths, which has rows of its own (unixPaths).
 	unixSocket bool
+	unixPaths  bool
 	// guard rows exist only with Options.Guard. Their errno is 0 when the
 	// call goes to the guard (SECCOMP_RET_USER_NOTIF): they are not
 	// refusals.
@@ -74,7 +76,16 @@ type rule struct {
 
 func (r rule) appliesTo(a *arch, o Options) bool {
 	_, ok := a.nr[r.sys]
-	return ok && !(r.unixSocket && o.AllowUnixSockets) && (!r.guard || o.Guard)
+	unixPaths := o.UnixPaths && o.Guard && !o.AllowUnixSockets
+	switch {
+	case !ok:
+		return false
+	case r.unixSocket && (o.AllowUnixSockets || unixPaths && r.sys == "socket" && r.test.val == unix.AF_UNIX):
+		return false
+	case r.unixPaths:
+		return unixPaths
+	}
+	return !r.guard || o.Guard
 }
 
 // notifies: the row hands the call to the guard instead of refusing it.
@@ -190,6 +201,16 @@ var table = []rule{
 	{sys: "linkat", guard: true, why: whyCreate},
 	{sys: "symlink", guard: true, why: whyCreate},
 	{sys: "symlinkat", guard: true, why: whyCreate},
+	// Unix sockets by path (Options.UnixPaths): socket(AF_UNIX) goes to the
+	// guard, which lets stream sockets be made; connect and bind go to it
+	// too, for the address behind their pointer.
+	{sys: "socket", test: &argTest{0, "domain", opEq, unix.AF_UNIX, "AF_UNIX", 0}, guard: true, unixPaths: true,
+		why: "a unix socket reaches services by path; with network.allowUnixSockets the guard allows stream sockets and checks each connect against the list"},
+	{sys: "connect", guard: true, unixPaths: true,
+		why: "the address is behind a pointer: the guard reads it, checks a unix socket path against network.allowUnixSockets and connects for the caller"},
+	{sys: "bind", guard: true, unixPaths: true,
+		why: "binding a unix socket creates a name: the guard checks it like any creation and binds for the caller"},
+
 	// umask is passed through (its argument is a value, not a pointer):
 	// the guard only notes the new mask, to create files as the caller would.
 	{sys: "umask", guard: true, why: "the guard creates files for the caller and must apply the caller's umask"},
@@ -326,6 +347,8 @@ var arches = map[string]*arch{
 			"symlink":           88,
 			"symlinkat":         266,
 			"umask":             95,
+			"connect":           42,
+			"bind":              49,
 			"ioctl":             16,
 			"clone":             56,
 			"clone3":            435,
@@ -393,6 +416,8 @@ var arches = map[string]*arch{
 			"linkat":            37,
 			"symlinkat":         36,
 			"umask":             166,
+			"connect":           203,
+			"bind":              200,
 			"ioctl":             29,
 			"clone":             220,
 			"clone3":            435,

@@ -14,6 +14,17 @@ import (
 // file builds only on arm64.
 func TestNumbersArm64(t *testing.T) {
 	want := map[string]uint32{
+		"openat":            unix.SYS_OPENAT,
+		"openat2":           unix.SYS_OPENAT2,
+		"mkdirat":           unix.SYS_MKDIRAT,
+		"mknodat":           unix.SYS_MKNODAT,
+		"renameat":          unix.SYS_RENAMEAT,
+		"renameat2":         unix.SYS_RENAMEAT2,
+		"linkat":            unix.SYS_LINKAT,
+		"symlinkat":         unix.SYS_SYMLINKAT,
+		"umask":             unix.SYS_UMASK,
+		"connect":           unix.SYS_CONNECT,
+		"bind":              unix.SYS_BIND,
 		"ioctl":             unix.SYS_IOCTL,
 		"clone":             unix.SYS_CLONE,
 		"clone3":            unix.SYS_CLONE3,
@@ -64,10 +75,8 @@ func TestNumbersArm64(t *testing.T) {
 		"nfsservctl":        unix.SYS_NFSSERVCTL,
 		"read":              unix.SYS_READ,
 		"write":             unix.SYS_WRITE,
-		"openat":            unix.SYS_OPENAT,
 		"getpid":            unix.SYS_GETPID,
 		"socketpair":        unix.SYS_SOCKETPAIR,
-		"connect":           unix.SYS_CONNECT,
 		"execve":            unix.SYS_EXECVE,
 		"personality":       unix.SYS_PERSONALITY,
 		"kcmp":              unix.SYS_KCMP,
