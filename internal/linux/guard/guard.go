@@ -58,6 +58,7 @@ type Guard struct {
 	report   func(violation.Violation)
 
 	unixSockets []policy.Path
+	refusing    map[uint32]bool // syscalls with refusal rows in the filter
 
 	root    int    // O_PATH descriptor of "/"
 	procDev uint64 // st_dev of /proc
@@ -125,6 +126,10 @@ func New(listener int, cfg Config, report func(violation.Violation)) (*Guard, er
 	g := &Guard{listener: listener, opts: cfg.Seccomp, rules: cfg.Rules, report: report,
 		root: root, procDev: st.Dev, self: os.Getpid(), unixSockets: cfg.UnixSockets}
 	g.procs.m = map[int]*procInfo{}
+	g.refusing = map[uint32]bool{}
+	for _, nr := range seccomp.RefusedNumbers(cfg.Seccomp) {
+		g.refusing[nr] = true
+	}
 	// Fewer wake-ups per call where the kernel can (6.6+); ignored before.
 	if err := seccomp.SetSyncWakeUp(listener); err != nil && os.Getenv("CORDON_GUARD_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "sync wake up: %v\n", err)

@@ -42,6 +42,14 @@ func dirArg(v uint64) int32 { return int32(uint32(v)) }
 func (w *worker) handle(n seccomp.Notif) {
 	name := seccomp.SyscallName(w.g.opts, n.Nr)
 	a := n.Args
+	if w.g.refusing[n.Nr] {
+		// A call with refusal rows (socket: AF_VSOCK always, AF_UNIX
+		// unless allowed): those come here too, in Notify mode.
+		if _, refused := seccomp.Match(w.g.opts, n.Nr, n.Args); refused {
+			w.respond(n, w.refusal(n))
+			return
+		}
+	}
 	t := &target{tid: int(n.Pid), g: w.g}
 	var ans answer
 	switch name {

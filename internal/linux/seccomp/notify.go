@@ -43,6 +43,22 @@ func Match(o Options, nr uint32, args [6]uint64) (Refusal, bool) {
 	return Refusal{}, false
 }
 
+// RefusedNumbers lists the syscalls o's filter has refusal rows for (with
+// Notify, those arrive on the listener beside the guard's calls).
+func RefusedNumbers(o Options) []uint32 {
+	a, _, err := archFor(o)
+	if err != nil {
+		return nil
+	}
+	var out []uint32
+	for _, r := range table {
+		if r.appliesTo(a, o) && !r.notifies() {
+			out = append(out, a.nr[r.sys])
+		}
+	}
+	return out
+}
+
 // InstallThreadNotify is InstallThread for a program built with Notify: it
 // returns the listener descriptor the refusals arrive on. The calling
 // thread must be locked, as for InstallThread.
