@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,34 @@ func escExisting(dir string, names []string) []string {
 			out = append(out, n)
 		}
 	}
+	return out
+}
+
+// escTree lists everything under dir, relative to it and sorted:
+// directories end in "/", symlinks in " -> TARGET". Two listings taken
+// before and after a run show exactly what the run left on the host.
+func escTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			rel += " -> " + target
+		case d.IsDir():
+			rel += "/"
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -343,14 +372,14 @@ func TestEscapeReadDenied(t *testing.T) {
 }`)
 	root := filepath.Dir(s.dir)
 	secrets := map[string]string{
-		"secret/topsecret-name.txt":   "SECRET-IN-DIR",
-		"secret/public/../sib.txt":    "SECRET-SIBLING",
-		"lone.txt":                    "SECRET-LONE-FILE",
-		"work/hidden.txt":             "SECRET-HIDDEN-IN-WORK",
-		"work/id.key":                 "SECRET-GLOB-KEY",
-		"work/private/data.txt":       "SECRET-PRIVATE-DIR",
-		"secret/public/readme":        "PUBLIC",
-		"work/sub/placeholder-ok.txt": "fine",
+		"secret/topsecret-name.txt": "SECRET-IN-DIR",
+		"secret/public/../sib.txt":  "SECRET-SIBLING",
+		"lone.txt":                  "SECRET-LONE-FILE",
+		"work/hidden.txt":           "SECRET-HIDDEN-IN-WORK",
+		"work/id.key":               "SECRET-GLOB-KEY",
+		"work/private/data.txt":     "SECRET-PRIVATE-DIR",
+		"secret/public/readme":      "PUBLIC",
+		"work/sub/ordinary.txt":     "fine",
 	}
 	for rel, content := range secrets {
 		p := filepath.Join(root, rel)
@@ -417,7 +446,7 @@ func TestEscapeReadDenied(t *testing.T) {
 	if r := s.sh("cat " + root + "/secret/public/readme"); r.stdout != "PUBLIC" {
 		t.Errorf("allowRead inside denyRead no longer readable (the test would pass for the wrong reason): %+v", r)
 	}
-	if r := s.sh("cat sub/placeholder-ok.txt"); r.stdout != "fine" {
+	if r := s.sh("cat sub/ordinary.txt"); r.stdout != "fine" {
 		t.Errorf("an ordinary file in the working directory is not readable: %+v", r)
 	}
 
@@ -868,14 +897,18 @@ func TestEscapeProtectedNamesExisting(t *testing.T) {
 }
 
 // Protected names that do not exist at the top of the writable root cannot
-// be created, and the placeholders that stop them leave nothing on the
-// host afterwards.
+// be created: the create-time guard refuses each creation (EPERM), and
+// the host gains nothing but what the guard lets git and editors make (an
+// empty .git/hooks, as git init makes; .claude, which is not protected
+// itself). Nothing stands in for a missing name, so a run that creates
+// nothing leaves the working directory exactly as it found it.
 func TestEscapeProtectedNamesNewAtTop(t *testing.T) {
 	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
 	os.MkdirAll(s.dir+"/.git", 0o755) // .git exists, without hooks or config
 	if r := s.sh("echo ok > plain && cat plain && rm plain"); r.stdout != "ok\n" {
 		t.Fatalf("an ordinary write failed, so the refusals below would prove nothing: %+v", r)
 	}
+	before := escTree(t, s.dir)
 	var script []string
 	for _, n := range escProtectedFiles {
 		script = append(script, "echo evil > "+n, "mkdir "+n, "ln -s /etc/passwd "+n)
@@ -886,24 +919,19 @@ func TestEscapeProtectedNamesNewAtTop(t *testing.T) {
 	script = append(script, "echo evil > .git/config", "mkdir -p .claude && echo evil > .claude/commands",
 		"rm -rf .claude/commands && mkdir .claude/commands && echo evil > .claude/commands/x")
 	for _, line := range script {
-		s.sh(line)
-	}
-	for _, n := range append(append(append([]string{}, escProtectedFiles...), escProtectedDirs...), ".git/config", ".claude") {
-		if st := escStat(filepath.Join(s.dir, n)); st.exists {
-			t.Errorf("%s exists on the host after the run: %+v", n, st)
+		if r := s.sh(line); !strings.Contains(r.stderr, "Operation not permitted") {
+			t.Errorf("%q: want the guard's refusal (Operation not permitted): %+v", line, r)
 		}
 	}
-	if ents, _ := os.ReadDir(s.dir + "/.git"); len(ents) != 0 {
-		t.Errorf(".git gained entries: %v", ents)
+	want := append(append([]string{}, before...), ".claude/", ".git/hooks/")
+	sort.Strings(want)
+	if after := escTree(t, s.dir); strings.Join(after, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after the refused creations the working directory holds\n%s\nwant\n%s", strings.Join(after, "\n"), strings.Join(want, "\n"))
 	}
-	// A plain run leaves the working directory as it found it.
-	s.sh("true")
-	if ents, _ := os.ReadDir(s.dir); len(ents) != 1 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Errorf("the working directory holds %v after the runs; want only .git", names)
+	before = escTree(t, s.dir)
+	escMustRun(t, s.sh("true"+escRan))
+	if after := escTree(t, s.dir); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Errorf("a run that creates nothing changed the working directory:\nbefore %q\nafter  %q", before, after)
 	}
 }
 
@@ -946,11 +974,13 @@ mkdir -p prep/commands && echo EVIL > prep/commands/evil.md && mv .claude .claud
 			t.Errorf("HOLE: %s on the host now holds %q after renaming its parent (stderr %q)", f, st.content, r.stderr)
 		}
 	}
-	// Whatever happened, no placeholder may be left behind.
-	for _, f := range []string{".claude.old/commands", ".claude.old/agents"} {
-		if st := escStat(filepath.Join(s.dir, f)); st.exists {
-			t.Errorf("placeholder %s left on the host: %+v", f, st)
-		}
+	// The guard refuses the rename that would bring a commands folder
+	// under .claude, and the pinned .git keeps its empty hooks.
+	if st := escStat(s.dir + "/.claude/commands"); st.exists {
+		t.Errorf("HOLE: .claude/commands exists on the host after renaming a directory into place: %+v", st)
+	}
+	if st := escStat(s.dir + "/.git/hooks"); st.content != "dir:" {
+		t.Errorf("HOLE: .git/hooks on the host is now %+v", st)
 	}
 }
 
@@ -1015,10 +1045,11 @@ echo EVIL > .git/hooks/pre-commit; rm .git/hooks && mkdir .git/hooks && echo EVI
 	}
 }
 
-// After the run cordon removes the placeholders it made. It must remove
-// what it made, not whatever the path names by then: the command can
-// replace the placeholder's parent directory with a symlink to anywhere.
-func TestEscapeCleanupFollowsNoSymlinks(t *testing.T) {
+// A run ends without removing anything on the host, so symlinks the
+// command plants where protected names would go (.claude and .git pointing
+// out of the writable root) cannot turn an end-of-run clean-up against
+// files elsewhere; a .git that is a symlink is refused outright.
+func TestEscapeNothingRemovedThroughPlantedSymlinks(t *testing.T) {
 	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
 	root := filepath.Dir(s.dir)
 	victim := root + "/victim"
@@ -1027,31 +1058,34 @@ func TestEscapeCleanupFollowsNoSymlinks(t *testing.T) {
 	victim2 := root + "/victim2"
 	os.MkdirAll(victim2+"/hooks", 0o755)
 	os.WriteFile(victim2+"/config", nil, 0o644)
-	os.MkdirAll(s.dir+"/.git", 0o755) // so .git/hooks and .git/config get placeholders
-	escMustRun(t, s.sh("mv .claude .claude.old && ln -s "+victim+" .claude; mv .git .git.old && ln -s "+victim2+" .git"+escRan))
+	os.MkdirAll(s.dir+"/.git", 0o755) // empty: nothing in it is protected, so it is not pinned
+	escMustRun(t, s.sh("ln -s "+victim+" .claude; mv .git .git.old && ln -s "+victim2+" .git"+escRan))
 	for _, p := range []string{victim + "/agents", victim + "/commands", victim2 + "/hooks", victim2 + "/config"} {
 		if _, err := os.Lstat(p); err != nil {
-			t.Errorf("HOLE: cordon's clean-up removed %s outside the writable root, through a symlink the command planted", p)
+			t.Errorf("HOLE: the run removed %s outside the writable root, through a symlink the command planted", p)
 		}
+	}
+	if st := escStat(s.dir + "/.git"); st.symlink != "" {
+		t.Errorf("HOLE: the command replaced .git with a symlink to %s", st.symlink)
 	}
 }
 
-// Two runs in the same directory: when the first ends it removes its
-// placeholders, which (being mount points only in the other run's mount
-// namespace) detaches the second run's protection.
+// Two runs in the same directory share nothing on the host: each has its
+// own guard, so the second still refuses protected names after the first
+// has ended.
 func TestEscapeConcurrentRunsKeepProtection(t *testing.T) {
 	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
 	root := filepath.Dir(s.dir)
 	// The first run ends only once the second is up (it touches
-	// second-up), so the second starts while the first's placeholders exist.
-	first := exec.Command(cordonBin, "-s", s.settings, "--", "/bin/sh", "-c", "i=0; while [ ! -e second-up ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done")
+	// second-up), so the two overlap.
+	first := exec.Command(cordonBin, "-s", s.settings, "--", "/bin/sh", "-c", "touch first-up; i=0; while [ ! -e second-up ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done")
 	first.Dir = s.dir
 	first.Env = append(os.Environ(), "HOME="+t.TempDir())
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for escStat(s.dir+"/.bashrc").exists == false && time.Now().Before(deadline) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !escStat(s.dir+"/first-up").exists && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	second := exec.Command(cordonBin, "-s", s.settings, "--", "/bin/sh", "-c",
@@ -1074,20 +1108,29 @@ func TestEscapeConcurrentRunsKeepProtection(t *testing.T) {
 		t.Fatal("the second run did not finish")
 	}
 	escMustRun(t, result{stdout: secondOut.String()})
-	for _, f := range []string{".bashrc", ".mcp.json", ".vscode/tasks.json"} {
-		if st := escStat(filepath.Join(s.dir, f)); strings.Contains(st.content, "EVIL") {
-			t.Errorf("HOLE: %s written on the host: the first run's clean-up removed the second run's placeholder", f)
-		}
+	if !strings.Contains(secondOut.String(), "Operation not permitted") {
+		t.Errorf("the second run's creations were not refused by its guard:\n%s", secondOut.String())
+	}
+	if made := escExisting(s.dir, []string{".bashrc", ".mcp.json", ".vscode"}); len(made) > 0 {
+		t.Errorf("HOLE: %v created on the host by the second run after the first ended", made)
 	}
 }
 
-// Killing cordon with SIGKILL gives it no chance to remove its
-// placeholders.
-func TestEscapePlaceholdersAfterSIGKILL(t *testing.T) {
+// Killing cordon with SIGKILL gives it no chance to clean up; it creates
+// nothing on the host (the guard refuses protected names, nothing stands
+// in for them), so there is nothing to clean up: the working directory is
+// as it was.
+func TestEscapeNothingLeftAfterSIGKILL(t *testing.T) {
 	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
+	// A repository, a subdirectory and the home directory itself, so that
+	// every protected name (.git/hooks, .git/config and
+	// ~/.srt-settings.json included) is missing somewhere writable.
+	os.MkdirAll(s.dir+"/.git", 0o755)
+	os.MkdirAll(s.dir+"/sub", 0o755)
+	before := escTree(t, s.dir)
 	cmd := exec.Command(cordonBin, "-s", s.settings, "--", "/bin/sh", "-c", "echo started; exec sleep 30")
 	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "HOME="+s.dir)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -1100,13 +1143,8 @@ func TestEscapePlaceholdersAfterSIGKILL(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	time.Sleep(200 * time.Millisecond)
-	ents, _ := os.ReadDir(s.dir)
-	if len(ents) > 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
-		t.Skipf("known limitation: cordon killed with SIGKILL leaves its placeholders on the host: %v", names)
+	if after := escTree(t, s.dir); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Errorf("cordon killed with SIGKILL changed the working directory:\nbefore %q\nafter  %q", before, after)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,25 +162,33 @@ func TestSandboxFilesystem(t *testing.T) {
 		t.Errorf("allowRead inside denyRead: %+v", r)
 	}
 
+	const guardRefusal = "Operation not permitted" // EPERM from the create-time guard
 	writes := []struct {
-		script string
-		check  string // host path that must not change / appear
-		want   string // its content afterwards ("" = must not exist)
+		script  string
+		check   string // host path that must not change / appear
+		want    string // its content afterwards ("" = must not exist)
+		refusal string // the shell's message, where the guard is what refuses
 	}{
-		{"echo x > " + root + "/outside", root + "/outside", ""},
-		{"echo x > .env", s.dir + "/.env", "A=1"},
-		{"echo x > server.pem", s.dir + "/server.pem", "PEM"},
-		{"rm -f .env", s.dir + "/.env", "A=1"},
-		{"mv .env moved", s.dir + "/.env", "A=1"},
-		{"echo x >> .bashrc", s.dir + "/.bashrc", "# rc"},
-		{"echo x > .zshrc", s.dir + "/.zshrc", ""},
-		{"mkdir .vscode", s.dir + "/.vscode", ""},
-		{"echo x > link/new", root + "/secret/new", ""},
-		{"echo x > /tmp/cordon-private-tmp-test", "/tmp/cordon-private-tmp-test", ""},
-		{"echo x > " + root + "/secret/public/new", root + "/secret/public/new", ""},
+		{"echo x > " + root + "/outside", root + "/outside", "", ""},
+		{"echo x > .env", s.dir + "/.env", "A=1", ""},
+		{"echo x > server.pem", s.dir + "/server.pem", "PEM", ""},
+		{"rm -f .env", s.dir + "/.env", "A=1", ""},
+		{"mv .env moved", s.dir + "/.env", "A=1", ""},
+		{"echo x >> .bashrc", s.dir + "/.bashrc", "# rc", ""},
+		{"echo x > .zshrc", s.dir + "/.zshrc", "", guardRefusal},
+		{"echo x > .mcp.json", s.dir + "/.mcp.json", "", guardRefusal},
+		{"mkdir .vscode", s.dir + "/.vscode", "", guardRefusal},
+		{"mkdir .idea", s.dir + "/.idea", "", guardRefusal},
+		{"echo x > link/new", root + "/secret/new", "", ""},
+		{"echo x > /tmp/cordon-private-tmp-test", "/tmp/cordon-private-tmp-test", "", ""},
+		{"echo x > " + root + "/secret/public/new", root + "/secret/public/new", "", ""},
 	}
+	before := escTree(t, s.dir)
 	for _, w := range writes {
-		s.sh(w.script)
+		r := s.sh(w.script)
+		if !strings.Contains(r.stderr, w.refusal) {
+			t.Errorf("%q: want %q from the shell: %+v", w.script, w.refusal, r)
+		}
 		b, err := os.ReadFile(w.check)
 		switch {
 		case w.want == "" && err == nil:
@@ -194,11 +203,12 @@ func TestSandboxFilesystem(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(s.dir, "made.txt")); string(b) != "ok\n" {
 		t.Errorf("the allowed write did not reach the host: %q", b)
 	}
-	// Placeholders over protected names leave nothing behind.
-	for _, n := range []string{".zshrc", ".profile", ".mcp.json", ".idea", ".claude"} {
-		if _, err := os.Lstat(filepath.Join(s.dir, n)); err == nil {
-			t.Errorf("%s left behind on the host", n)
-		}
+	// The refused writes left nothing behind: the working directory gained
+	// the one file the command was allowed to make, and nothing else.
+	want := append(append([]string{}, before...), "made.txt")
+	sort.Strings(want)
+	if after := escTree(t, s.dir); strings.Join(after, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the working directory holds\n%s\nwant\n%s", strings.Join(after, "\n"), strings.Join(want, "\n"))
 	}
 }
 

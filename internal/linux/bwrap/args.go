@@ -4,7 +4,8 @@
 //
 // Build is a pure function of the policy and of what exists on disk when it
 // runs (it stats paths, expands globs and looks for protected names); it
-// starts nothing. The order of the mounts is the enforcement: bubblewrap
+// starts nothing and creates nothing, and every mount it asks of
+// bubblewrap is over a path that exists. The order of the mounts is the enforcement: bubblewrap
 // applies them in sequence, so every path is mounted after its parents and
 // the most specific rule is mounted last.
 package bwrap
@@ -39,47 +40,25 @@ type Plan struct {
 	// working (TIOCSTI is refused by seccomp either way).
 	NewSession bool
 	StatusFD   int // --json-status-fd; 0 for none
-	// Empty is an empty, readable regular file bound over placeholders, so
-	// that a program reading a protected name that does not exist (git
-	// reading .gitmodules, bash reading .bashrc) gets an empty file, not
-	// the EACCES of a device node on a nodev mount. "" uses /dev/null.
-	Empty string
 	// MaxGlobMatches bounds how many paths one glob may expand to
 	// (default 10,000): a broader glob is refused rather than half-applied.
 	MaxGlobMatches int
 }
 
-// Result is the argument list and what it will leave on the host.
+// Result is the argument list and what could not be applied.
+//
+// Every mount is over a path that exists: Build creates nothing on the
+// host. A protected name (or settings file) that does not exist yet gets
+// no mount; the create-time guard (package guard) refuses its creation,
+// at any depth, so nothing needs to stand in its place.
 type Result struct {
 	// Args are bubblewrap's options, without the command: bubblewrap reads
 	// them from --args FD, and the command ("--", COMMAND...) must follow on
 	// its real command line.
 	Args []string
-	// Created are paths bubblewrap will create on the host as mount points
-	// (placeholders over protected names that do not exist yet, and their
-	// missing parents), parents first. Remove them after the run if they are
-	// still empty.
-	Created []string
-	// GitDirs are empty .git directories mounted over as read-only stand-ins
-	// (see placeholders): the caller creates them if missing, shares them
-	// with concurrent runs and removes them when it is the last.
-	GitDirs []string
-	// Mkdir are the missing parents of placeholders: the caller creates
-	// them before starting bubblewrap, because they are pinned (see
-	// pinAncestors) and a bind mount needs its source to exist.
-	Mkdir []string
-	// Protected are the existing files mounted as protected names or
-	// settings files; one may be another run's placeholder (see
-	// PlaceholderMode), which the caller then shares.
-	Protected []string
 	// Warnings name rules that could not apply (a missing allowWrite path).
 	Warnings []string
 }
-
-// PlaceholderMode is the mode of a placeholder file: empty, no permission
-// bits. A real file is never like that, so every run can tell placeholders
-// (its own or a concurrent run's) from user files.
-const PlaceholderMode = 0
 
 // mount kinds, in the words of the rule they enforce.
 type mountKind int
@@ -95,9 +74,6 @@ type mnt struct {
 	kind mountKind
 	dir  bool
 	pin  bool // mounted even when it changes nothing: see pinAncestors
-	// placeholder: a protected name that does not exist (Plan.Empty is
-	// bound over it).
-	placeholder bool
 }
 
 // Build returns bubblewrap's arguments for p.
@@ -137,7 +113,6 @@ func Build(p Plan) (Result, error) {
 		add(r)
 	}
 	roots = kept
-	gitDirs := map[string]bool{} // empty read-only .git stand-ins
 	for _, list := range []struct {
 		field string
 		rules []policy.Path
@@ -154,8 +129,8 @@ func Build(p Plan) (Result, error) {
 	}
 
 	// Protected names: existing ones below every writable root (to the
-	// search depth) are mounted read-only; missing ones at the top of each
-	// root get a read-only placeholder so they cannot be created.
+	// search depth) are mounted read-only. Missing ones get nothing: the
+	// create-time guard refuses them.
 	for _, root := range roots {
 		found, err := findProtected(pol, root, pol.Settings.MandatoryDenySearchDepth)
 		if err != nil {
@@ -163,28 +138,9 @@ func Build(p Plan) (Result, error) {
 		}
 		for _, f := range found {
 			add(f)
-			res.Protected = append(res.Protected, f)
-		}
-		phs, gitDir := placeholders(pol, root)
-		if gitDir != "" && !gitDirs[gitDir] {
-			res.GitDirs = append(res.GitDirs, gitDir)
-			gitDirs[gitDir] = true
-		}
-		for _, ph := range phs {
-			for _, dir := range missingParents(root, ph) {
-				if !contains(res.Created, dir) {
-					res.Created = append(res.Created, dir)
-					res.Mkdir = append(res.Mkdir, dir)
-				}
-			}
-			res.Created = append(res.Created, ph)
-			paths[ph] = true
 		}
 	}
 
-	for d := range gitDirs {
-		paths[d] = true
-	}
 	// The working directory must exist inside even when no rule names it
 	// (under /tmp it would otherwise be hidden by the sandbox's own /tmp).
 	visibleRoots := roots
@@ -192,8 +148,9 @@ func Build(p Plan) (Result, error) {
 		add(cwd)
 		visibleRoots = append(roots[:len(roots):len(roots)], cwd)
 	}
-	// The settings files: read-only where they exist, a placeholder where
-	// ~/.srt-settings.json could be created inside a writable root.
+	// The settings files: read-only where they exist. One that does not
+	// exist (~/.srt-settings.json in a writable home) is the guard's to
+	// refuse.
 	for _, f := range pol.SettingsFiles() {
 		forms := []string{f}
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(f)); err == nil {
@@ -206,35 +163,12 @@ func Build(p Plan) (Result, error) {
 				}
 			}
 		}
-		real, err := filepath.EvalSymlinks(f)
-		if err == nil {
+		if real, err := filepath.EvalSymlinks(f); err == nil {
 			add(real)
-			res.Protected = append(res.Protected, real)
-			continue
-		}
-		parent, perr := filepath.EvalSymlinks(filepath.Dir(f))
-		if perr != nil {
-			continue
-		}
-		ph := filepath.Join(parent, filepath.Base(f))
-		for _, r := range roots {
-			if strings.HasPrefix(ph, r+"/") && !contains(res.Created, ph) {
-				res.Created = append(res.Created, ph)
-				paths[ph] = true
-				break
-			}
 		}
 	}
 	var mounts []mnt
 	for path := range paths {
-		if gitDirs[path] {
-			mounts = append(mounts, mnt{path: path, kind: hidden, dir: true})
-			continue
-		}
-		if contains(res.Created, path) {
-			mounts = append(mounts, mnt{path: path, kind: hidden, placeholder: true})
-			continue
-		}
 		if !visible(path, visibleRoots) {
 			continue
 		}
@@ -303,8 +237,6 @@ func Build(p Plan) (Result, error) {
 		case m.dir:
 			a = append(a, "--perms", "0755", "--tmpfs", m.path)
 			remount = append(remount, m.path)
-		case m.placeholder && p.Empty != "":
-			a = append(a, "--ro-bind", p.Empty, m.path)
 		default:
 			a = append(a, "--ro-bind", "/dev/null", m.path)
 		}
@@ -590,82 +522,4 @@ func matchesTail(rel string, names []string) bool {
 	return false
 }
 
-// placeholders lists protected names missing at the top of root that get a
-// read-only /dev/null mount so they cannot be created.
-//
-// A missing .git gets an empty read-only directory instead (gitDir): a
-// .git the command made (git init, or a "gitdir:" file) would carry its
-// own config and hooks, which the user's git would run later. git skips a
-// .git directory that is not a repository and goes on looking in the
-// parents, so the empty one changes nothing else; git init at the top of
-// a writable root is refused until the create-time guard can allow a new
-// repository while refusing its config and hooks.
-func placeholders(pol *policy.Policy, root string) (files []string, gitDir string) {
-	gitSt, gitErr := os.Lstat(filepath.Join(root, ".git"))
-	if os.IsNotExist(gitErr) || gitErr == nil && IsGitStandIn(gitSt) && emptyDir(filepath.Join(root, ".git")) {
-		// Missing, or the stand-in of a run still going in the same
-		// directory, which this run shares.
-		gitDir = filepath.Join(root, ".git")
-		gitErr = os.ErrNotExist
-	}
-	var out []string
-	for _, n := range pol.MandatoryDenyNames() {
-		if strings.HasPrefix(n, ".git/") && (gitErr != nil || !gitSt.IsDir()) || n == ".git/commondir" {
-			continue
-		}
-		p := filepath.Join(root, n)
-		if _, err := os.Lstat(p); err == nil {
-			continue
-		}
-		// A parent that exists but is not a directory cannot hold it.
-		if st, err := os.Lstat(filepath.Dir(p)); err == nil && !st.IsDir() {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out, gitDir
-}
-
-// GitStandInMode marks a .git stand-in: sticky and empty, which no .git
-// of the user's is, so a run never takes a user's empty .git for one (or
-// removes it).
-const GitStandInMode = 0o755 | fs.ModeSticky
-
-// IsGitStandIn reports whether st looks like a stand-in (its emptiness is
-// checked apart).
-func IsGitStandIn(st fs.FileInfo) bool {
-	return st.IsDir() && st.Mode()&fs.ModeSticky != 0
-}
-
-// emptyDir: dir has no entries (an empty .git is no repository: git skips it).
-func emptyDir(dir string) bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	return len(names) == 0
-}
-
-func missingParents(root, p string) []string {
-	var out []string
-	for dir := filepath.Dir(p); dir != root && len(dir) > len(root); dir = filepath.Dir(dir) {
-		if _, err := os.Lstat(dir); err == nil {
-			break
-		}
-		out = append([]string{dir}, out...)
-	}
-	return out
-}
-
 func depth(p string) int { return strings.Count(p, "/") }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

@@ -93,7 +93,6 @@ func TestBuildLayout(t *testing.T) {
 		"--ro-bind " + w + "/.git/hooks " + w + "/.git/hooks",
 		"--ro-bind " + w + "/.git/config " + w + "/.git/config",
 		"--ro-bind " + w + "/sub/.bashrc " + w + "/sub/.bashrc",
-		"--ro-bind /dev/null " + w + "/.bashrc", // placeholder for a missing protected name
 		"--remount-ro " + w + "/secrets",
 		"--ro-bind /usr/bin/cordon " + InitPath,
 	}
@@ -117,7 +116,7 @@ func TestBuildLayout(t *testing.T) {
 	}
 	// Directories between a writable root and a protected path are mount
 	// points, so they cannot be renamed aside (mv .git x; mkdir -p .git/hooks).
-	for _, pin := range []string{w + "/.git", w + "/sub", w + "/.claude"} {
+	for _, pin := range []string{w + "/.git", w + "/sub"} {
 		if indexOf(m, "--bind "+pin+" "+pin) < 0 {
 			t.Errorf("ancestor %s of a protected path is not pinned:\n%s", pin, strings.Join(m, "\n"))
 		}
@@ -136,18 +135,111 @@ func TestBuildLayout(t *testing.T) {
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "missing") {
 		t.Errorf("warnings %q", res.Warnings)
 	}
-	// Placeholders at the top of each writable root, .git's included
-	// because .git exists in work but not in out.
-	for _, c := range []string{w + "/.bashrc", w + "/.vscode", w + "/.claude", w + "/.claude/commands", root + "/out/.zshrc"} {
-		if indexOf(res.Created, c) < 0 {
-			t.Errorf("Created lacks %q: %q", c, res.Created)
-		}
+}
+
+// Build creates nothing on the host: a protected name, settings file,
+// denyWrite or denyRead path that does not exist gets no mount (bubblewrap
+// would create its mount point on the host, and a run killed by SIGKILL
+// would leave it there). The create-time guard refuses such names instead.
+func TestBuildCreatesNothingForMissingNames(t *testing.T) {
+	tests := []struct {
+		name    string
+		have    []string // the tree under the writable root w
+		missing []string // names under w that must get no mount
+	}{
+		{"protected files at the top", []string{"src/main.go"},
+			[]string{".bashrc", ".bash_profile", ".zshrc", ".profile", ".gitconfig", ".gitmodules", ".ripgreprc", ".mcp.json"}},
+		{"protected directories at the top", nil,
+			[]string{".vscode", ".idea", ".claude", ".claude/commands", ".claude/agents"}},
+		{"no .git", []string{"README"},
+			[]string{".git", ".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir"}},
+		{".git without hooks or config", []string{".git/HEAD", ".git/objects/"},
+			[]string{".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir"}},
+		{".claude without commands or agents", []string{".claude/settings.json"},
+			[]string{".claude/commands", ".claude/agents"}},
+		{"below the top", []string{"sub/x", "a/b/.git/"},
+			[]string{"sub/.bashrc", "sub/.vscode", "a/b/.mcp.json", "a/b/.git/hooks", "a/b/.git/config"}},
+		{"settings files", []string{"home/"},
+			[]string{"cordon.json", "home/.srt-settings.json"}},
+		{"denyWrite and denyRead paths", []string{"keep/"},
+			[]string{".env", "secret", "keep/id.pem"}},
 	}
-	for _, c := range res.Created {
-		if strings.HasPrefix(c, root+"/out/.git/") {
-			t.Errorf("placeholder inside a .git that does not exist: %q", c)
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tree(t, append([]string{"w/"}, prefixed("w/", tc.have)...)...)
+			w := root + "/w"
+			pol, err := policy.New(policy.Settings{Filesystem: policy.Filesystem{
+				AllowWrite: []policy.Entry{{Path: w}},
+				DenyWrite:  []policy.Entry{{Path: w + "/.env"}, {Path: w + "/keep/*.pem"}},
+				DenyRead:   []policy.Entry{{Path: w + "/secret"}},
+			}}, policy.Env{Dir: w, Home: w + "/home"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pol.SourceFile = w + "/cordon.json"
+			before := listTree(t, root)
+			res, err := Build(Plan{Policy: pol, Self: "/usr/bin/cordon", UID: 1000, GID: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := listTree(t, root); strings.Join(after, "\n") != strings.Join(before, "\n") {
+				t.Errorf("Build changed the host tree:\nbefore %q\nafter  %q", before, after)
+			}
+			for _, n := range tc.missing {
+				p := w + "/" + n
+				for _, a := range res.Args {
+					if a == p || strings.HasPrefix(a, p+"/") {
+						t.Errorf("missing %s is mounted:\n%s", n, strings.Join(mountsOf(res.Args), "\n"))
+						break
+					}
+				}
+			}
+			// Every mount point is one that exists: bubblewrap would
+			// create any other on the host.
+			for _, dst := range mountPoints(res.Args) {
+				if strings.HasPrefix(dst, root) && !exists(dst) {
+					t.Errorf("mount point %s does not exist on the host", dst)
+				}
+			}
+		})
 	}
+}
+
+func prefixed(prefix string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, prefix+n)
+	}
+	return out
+}
+
+// listTree lists every path under root, sorted.
+func listTree(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		out = append(out, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mountPoints are the destinations of the mount operations in args.
+func mountPoints(args []string) []string {
+	var out []string
+	for _, m := range mountsOf(args) {
+		f := strings.Fields(m)
+		out = append(out, f[len(f)-1])
+	}
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 func TestBuildFlags(t *testing.T) {

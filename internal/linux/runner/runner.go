@@ -2,8 +2,9 @@
 
 // Package runner runs one command in cordon's Linux sandbox: it starts the
 // session's proxies, builds bubblewrap's arguments, starts bubblewrap with
-// cordon's init inside, passes the exit status through, and removes what
-// the run left on the host.
+// cordon's init inside and passes the exit status through. It creates
+// nothing on the host, so a run killed at any moment (SIGKILL included)
+// leaves nothing to clean up.
 package runner
 
 import (
@@ -146,34 +147,18 @@ func Run(o Options) (int, error) {
 		fdArgs   = 6
 		// fd 7 = initproc.LifelineFD
 	)
-	// An empty readable file to stand in for protected names that do not
-	// exist (see bwrap.Plan.Empty).
-	emptyDir, err := os.MkdirTemp("", "cordon-empty-")
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
-	}
-	defer os.RemoveAll(emptyDir)
-	empty := filepath.Join(emptyDir, "empty")
-	if err := os.WriteFile(empty, nil, 0o444); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
-	}
 	guarded, err := guardFor(pol)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	plan, err := bwrap.Build(bwrap.Plan{
-		Policy: pol, Self: self, UID: uid, GID: gid, Empty: empty,
+		Policy: pol, Self: self, UID: uid, GID: gid,
 		NewSession: !tty, StatusFD: fdStatus,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
 	mark(fmt.Sprintf("layout built (%d arguments)", len(plan.Args)))
-	held, err := preparePlaceholders(plan)
-	defer func() { releasePlaceholders(held, plan.Mkdir) }()
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
-	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintln(o.Stderr, "cordon: warning: "+w)
 	}
@@ -374,132 +359,6 @@ func commandEnv(env []string, user, token string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-// A placeholder is an empty, mode-0 file cordon creates over a protected
-// name that does not exist yet, so the name cannot be created inside. Runs
-// in the same directory share placeholders: each holds a shared flock on
-// every placeholder it mounts, and whichever run finishes last (the one
-// that can take the lock exclusively) removes it. Removing a file another
-// run still mounts would detach that run's mount and lift its protection.
-type placeholder struct {
-	path string
-	f    *os.File
-}
-
-// preparePlaceholders creates the placeholders and their missing parent
-// directories, and locks them and any concurrent run's placeholders.
-func preparePlaceholders(plan bwrap.Result) ([]placeholder, error) {
-	var held []placeholder
-	isDir := map[string]bool{}
-	for _, d := range plan.Mkdir {
-		isDir[d] = true
-	}
-	for _, p := range plan.Created {
-		if isDir[p] {
-			if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
-				return held, fmt.Errorf("creating %s to protect what goes in it: %v", p, err)
-			}
-			continue
-		}
-		f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, bwrap.PlaceholderMode)
-		if os.IsExist(err) {
-			f, err = openPlaceholder(p)
-		}
-		if err != nil {
-			return held, fmt.Errorf("creating the placeholder %s: %v", p, err)
-		}
-		if f == nil {
-			continue // a real file appeared there meanwhile: bubblewrap mounts over it
-		}
-		if !lockShared(p, f) {
-			// Another run removed it between our open and our lock: make
-			// our own.
-			f.Close()
-			if f, err = os.OpenFile(p, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, bwrap.PlaceholderMode); err != nil {
-				return held, fmt.Errorf("creating the placeholder %s: %v", p, err)
-			}
-			unix.Flock(int(f.Fd()), unix.LOCK_SH)
-		}
-		held = append(held, placeholder{p, f})
-	}
-	for _, d := range plan.GitDirs {
-		if err := os.Mkdir(d, 0o755); err == nil {
-			os.Chmod(d, bwrap.GitStandInMode) // the mark (the umask would clear it at mkdir)
-		} else if !os.IsExist(err) {
-			return held, fmt.Errorf("creating the empty stand-in %s: %v", d, err)
-		}
-		f, err := os.Open(d)
-		if err != nil {
-			return held, fmt.Errorf("opening the stand-in %s: %v", d, err)
-		}
-		if !lockShared(d, f) {
-			f.Close()
-			return held, fmt.Errorf("the stand-in %s changed while it was being set up; run again", d)
-		}
-		held = append(held, placeholder{d, f})
-	}
-	for _, p := range plan.Protected {
-		if f, err := openPlaceholder(p); err == nil && f != nil {
-			if lockShared(p, f) {
-				held = append(held, placeholder{p, f})
-			} else {
-				f.Close()
-			}
-		}
-	}
-	return held, nil
-}
-
-// lockShared takes a shared lock on f and reports whether f is still the
-// file at p (the run that held it last may have removed it meanwhile).
-func lockShared(p string, f *os.File) bool {
-	if unix.Flock(int(f.Fd()), unix.LOCK_SH) != nil {
-		return false
-	}
-	st, err := os.Lstat(p)
-	return err == nil && os.SameFile(st, mustStat(f))
-}
-
-// openPlaceholder opens p if it is a placeholder; nil if it is anything else.
-func openPlaceholder(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := f.Stat(); err != nil || !isPlaceholder(st) {
-		f.Close()
-		return nil, nil
-	}
-	return f, nil
-}
-
-func isPlaceholder(st os.FileInfo) bool {
-	return st.Mode().IsRegular() && st.Size() == 0 && st.Mode().Perm() == bwrap.PlaceholderMode
-}
-
-// releasePlaceholders removes the placeholders no other run holds, then the
-// directories made for them if they are empty (deepest first).
-func releasePlaceholders(held []placeholder, dirs []string) {
-	for i := len(held) - 1; i >= 0; i-- { // files before the .git stand-ins they may sit in
-		h := held[i]
-		if unix.Flock(int(h.f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			if st, err := os.Lstat(h.path); err == nil && os.SameFile(st, mustStat(h.f)) {
-				if isPlaceholder(st) || bwrap.IsGitStandIn(st) {
-					os.Remove(h.path) // a directory only goes if it is empty
-				}
-			}
-		}
-		h.f.Close()
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Remove(dirs[i]) // fails unless empty
-	}
-}
-
-func mustStat(f *os.File) os.FileInfo {
-	st, _ := f.Stat()
-	return st
 }
 
 // guardFor decides whether the run needs the create-time guard: whenever
