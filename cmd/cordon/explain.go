@@ -120,7 +120,7 @@ func printPolicy(w io.Writer, p *policy.Policy) {
 	case n.AllowAllUnixSockets:
 		fmt.Fprintln(w, "  unix sockets: all allowed")
 	case len(p.AllowUnixSockets) > 0 && runtime.GOOS == "linux":
-		fmt.Fprintf(w, "  unix sockets: refused (allowUnixSockets %s cannot be enforced by path on Linux yet; set allowAllUnixSockets to allow all)\n", strings.Join(forms(p.AllowUnixSockets), ", "))
+		fmt.Fprintf(w, "  unix sockets: stream sockets, connecting only to %s (checked by the create-time guard; datagram and abstract sockets refused)\n", strings.Join(forms(p.AllowUnixSockets), ", "))
 	case len(p.AllowUnixSockets) > 0:
 		fmt.Fprintf(w, "  unix sockets: only %s\n", strings.Join(forms(p.AllowUnixSockets), ", "))
 	default:

@@ -285,7 +285,37 @@ func TestGuardUnixSocketsByPath(t *testing.T) {
 	}
 	allowed := listen("agent.sock", &allowedN)
 	denied := listen("docker.sock", &deniedN)
-	s := newSandbox(t, fmt.Sprintf(`{"network": {"allowUnixSockets": [%q]}, "filesystem": {"allowWrite": ["."]}}`, allowed))
+	// One in the host's /tmp, which the sandbox's own /tmp hides, and one
+	// in a denyRead directory (~/.gnupg's agent socket, say).
+	tmp, err := os.MkdirTemp("/tmp", "cordon-test-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o755)
+	inTmp := filepath.Join(tmp, "agent.123")
+	os.MkdirAll(filepath.Join(dir, "gnupg"), 0o700)
+	inHidden := filepath.Join(dir, "gnupg", "S.gpg-agent")
+	for _, p := range []string{inTmp, inHidden} {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, 0o777)
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("hello"))
+				c.Close()
+			}
+		}()
+	}
+	s := newSandbox(t, fmt.Sprintf(`{"network": {"allowUnixSockets": [%q, %q, %q]}, "filesystem": {"allowWrite": ["."], "denyRead": [%q]}}`,
+		allowed, inTmp, inHidden, filepath.Join(dir, "gnupg")))
 	got, r := escPy(t, s, `
 def dial(p):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -299,8 +329,13 @@ res("denied", lambda: dial(sys.argv[2]))
 res("abstract", lambda: dial("\0cordon-test"))
 res("dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).close())
 res("tcp socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
-`, allowed, denied)
-	want := map[string]string{"allowed": "ok:hello", "denied": "EPERM", "abstract": "EPERM", "dgram": "EPERM", "tcp socket": "ok"}
+res("in /tmp", lambda: dial(sys.argv[3]))
+res("in denyRead", lambda: dial(sys.argv[4]))
+res("chmod the socket", lambda: os.chmod(sys.argv[1], 0o666))
+res("hidden dir listing", lambda: ",".join(os.listdir(os.path.dirname(sys.argv[4]))))
+`, allowed, denied, inTmp, inHidden)
+	want := map[string]string{"allowed": "ok:hello", "denied": "EPERM", "abstract": "EPERM", "dgram": "EPERM", "tcp socket": "ok",
+		"in /tmp": "ok:hello", "in denyRead": "ok:hello", "chmod the socket": "EROFS", "hidden dir listing": "ok:S.gpg-agent"}
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: %q, want %q (stderr %s)", k, got[k], w, r.stderr)

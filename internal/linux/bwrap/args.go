@@ -43,6 +43,11 @@ type Plan struct {
 	// MaxGlobMatches bounds how many paths one glob may expand to
 	// (default 10,000): a broader glob is refused rather than half-applied.
 	MaxGlobMatches int
+	// UnixSockets: the guard connects to network.allowUnixSockets by path
+	// (seccomp.Options.UnixPaths), so each listed socket that exists is
+	// mounted at its path, read-only, even where the sandbox hides its
+	// directory (the private /tmp, a denyRead directory).
+	UnixSockets bool
 }
 
 // Result is the argument list and what could not be applied.
@@ -189,6 +194,9 @@ func Build(p Plan) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if p.UnixSockets {
+		mounts = append(mounts, socketMounts(pol)...)
+	}
 	// Parents before children; a path's own mount before deeper ones.
 	sort.Slice(mounts, func(i, j int) bool {
 		di, dj := depth(mounts[i].path), depth(mounts[j].path)
@@ -291,6 +299,30 @@ func plantedSymlink(path string, roots []string) string {
 		cur = real
 	}
 	return ""
+}
+
+// socketMounts are read-only binds of the listed unix sockets that exist
+// (a socket can be connected to through a read-only mount; it cannot be
+// chmod-ed or replaced there).
+func socketMounts(pol *policy.Policy) []mnt {
+	var out []mnt
+	seen := map[string]bool{}
+	for _, sock := range pol.AllowUnixSockets {
+		if sock.Glob {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(sock.Abs)
+		if err != nil || seen[real] {
+			continue
+		}
+		st, err := os.Stat(real)
+		if err != nil || st.Mode()&os.ModeSocket == 0 {
+			continue
+		}
+		seen[real] = true
+		out = append(out, mnt{path: real, kind: readOnly})
+	}
+	return out
 }
 
 // decide says how path is mounted, from the policy's verdicts on it.

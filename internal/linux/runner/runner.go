@@ -151,9 +151,11 @@ func Run(o Options) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
+	// allowUnixSockets: the guard checks each connect by path.
+	unixPaths := guarded && len(pol.AllowUnixSockets) > 0 && !pol.Settings.Network.AllowAllUnixSockets
 	plan, err := bwrap.Build(bwrap.Plan{
 		Policy: pol, Self: self, UID: uid, GID: gid,
-		NewSession: !tty, StatusFD: fdStatus,
+		NewSession: !tty, StatusFD: fdStatus, UnixSockets: unixPaths,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -177,7 +179,8 @@ func Run(o Options) (int, error) {
 	}
 	if guarded {
 		cfg.Seccomp.Guard = true
-		cfg.Guard = &guard.Config{Rules: pol.CreateRules(), Seccomp: cfg.Seccomp}
+		cfg.Seccomp.UnixPaths = unixPaths
+		cfg.Guard = &guard.Config{Rules: pol.CreateRules(), Seccomp: cfg.Seccomp, UnixSockets: pol.AllowUnixSockets}
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
