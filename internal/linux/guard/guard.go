@@ -60,6 +60,10 @@ type Guard struct {
 	unixSockets []policy.Path
 	refusing    map[uint32]bool // syscalls with refusal rows in the filter
 
+	base, max   int32        // handler threads: at start, at most
+	idle, total atomic.Int32 // handler threads waiting, and alive
+	threads     sync.WaitGroup
+
 	root    int    // O_PATH descriptor of "/"
 	procDev uint64 // st_dev of /proc
 	self    int    // this process's PID: its /proc entries are never handed out
@@ -168,23 +172,38 @@ func (g *Guard) Serve(threads int) {
 	// them all; one takes it. Measured on two cores, that costs less than
 	// handing a turn from thread to thread (which puts two wake-ups on
 	// every call's path).
-	var wg sync.WaitGroup
+	g.base = int32(threads)
 	for i := 0; i < threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Never unlocked: the thread's signal mask and file system
-			// attributes are its own from here on, and Go ends it when
-			// this goroutine returns.
-			runtime.LockOSThread()
-			if err := prepareThread(); err != nil {
-				fmt.Fprintf(os.Stderr, "cordon: guard: %v\n", err)
-				return
-			}
-			g.loop()
-		}()
+		g.spawn()
 	}
-	wg.Wait()
+	g.threads.Wait()
+}
+
+// maxThreads bounds the handler threads. A call can block in the guard
+// as long as it would have blocked in the kernel (opening a FIFO waits for
+// the other end; a connect waits for a full backlog): when every thread
+// is busy another is started, so one such call never holds up the rest,
+// and the extra threads end once they are idle again.
+const maxThreads = 64
+
+func (g *Guard) spawn() {
+	g.idle.Add(1)
+	g.total.Add(1)
+	g.threads.Add(1)
+	go func() {
+		defer g.threads.Done()
+		// Never unlocked: the thread's signal mask and file system
+		// attributes are its own from here on, and Go ends it when
+		// this goroutine returns.
+		runtime.LockOSThread()
+		if err := prepareThread(); err != nil {
+			fmt.Fprintf(os.Stderr, "cordon: guard: %v\n", err)
+			g.idle.Add(-1)
+			g.total.Add(-1)
+			return
+		}
+		g.loop()
+	}()
 }
 
 // prepareThread gives the calling thread its own umask (unshare CLONE_FS)
@@ -211,9 +230,19 @@ func (g *Guard) loop() {
 	for {
 		n, err := g.next()
 		if err != nil {
+			g.idle.Add(-1)
+			g.total.Add(-1)
 			return
 		}
+		if g.idle.Add(-1) == 0 && g.total.Load() < maxThreads {
+			g.spawn()
+		}
 		w.handle(n)
+		if g.idle.Add(1) > g.base && g.total.Load() > g.base {
+			g.idle.Add(-1)
+			g.total.Add(-1)
+			return
+		}
 	}
 }
 

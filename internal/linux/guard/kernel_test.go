@@ -245,6 +245,10 @@ func helperOps() int {
 		opsBench()
 	case "sockets":
 		opsSockets()
+	case "fifo":
+		opsFIFO()
+	case "renamerace":
+		opsRenameRace()
 	}
 	return 0
 }
@@ -1060,5 +1064,125 @@ func TestKernelGuardUnixSockets(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no violation %q in %s", want, all)
 		}
+	}
+}
+
+// opsFIFO: writers blocked opening FIFOs (O_CREAT, as a shell's "> fifo"
+// does) hold guard threads as long as no reader comes; other creations go
+// on meanwhile.
+func opsFIFO() {
+	const n = 12
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("fifo%d", i)
+		if err := unix.Mkfifo(p, 0o644); err != nil {
+			emit(result{Op: "mkfifo", Errno: errName(err)})
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Write(fd, []byte("x"))
+				unix.Close(fd)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	err := create("while-blocked", wr, 0o644)
+	emit(result{Op: "create while FIFO writers wait", Errno: errName(err), Value: time.Since(start).String()})
+	for i := 0; i < n; i++ {
+		fd, err := unix.Open(fmt.Sprintf("fifo%d", i), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			var b [1]byte
+			unix.Read(fd, b[:])
+			unix.Close(fd)
+		}
+	}
+	wg.Wait()
+	emit(result{Op: "writers done"})
+}
+
+// TestKernelGuardBlockingOpens: calls that block in the guard (FIFO
+// writers waiting for a reader) do not hold up other creations.
+func TestKernelGuardBlockingOpens(t *testing.T) {
+	done := make(chan map[string]result)
+	go func() {
+		got, _, _, _ := sandboxRun(t, tableSettings, "fifo")
+		done <- got
+	}()
+	select {
+	case got := <-done:
+		if r := got["create while FIFO writers wait"]; r.Errno != "" || r.Op == "" {
+			t.Errorf("creation while FIFO writers wait: %+v", r)
+		}
+		if _, ok := got["writers done"]; !ok {
+			t.Errorf("the FIFO writers never finished: %v", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the guard stalled behind blocked FIFO opens")
+	}
+}
+
+// opsRenameRace: one thread keeps making d/hooks/pre-commit and removing
+// it, the main thread renames d to repo/.git and back. Whenever the rename
+// is allowed, .git must not hold a hook right after it.
+func opsRenameRace() {
+	os.MkdirAll("repo", 0o755)
+	os.Mkdir("d", 0o755)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			unix.Mkdir("d/hooks", 0o755)
+			create("d/hooks/pre-commit", wr, 0o755)
+			unix.Unlink("d/hooks/pre-commit")
+			unix.Rmdir("d/hooks")
+		}
+	}()
+	moved, refused, holes := 0, 0, 0
+	for i := 0; i < 5000; i++ {
+		if err := unix.Rename("d", "repo/.git"); err != nil {
+			refused++
+			continue
+		}
+		moved++
+		var st unix.Stat_t
+		if unix.Lstat("repo/.git/hooks/pre-commit", &st) == nil {
+			holes++
+		}
+		unix.Rmdir("repo/.git/hooks")
+		for unix.Rename("repo/.git", "d") != nil {
+			unix.Unlink("repo/.git/hooks/pre-commit")
+			unix.Rmdir("repo/.git/hooks")
+		}
+	}
+	close(stop)
+	wg.Wait()
+	emit(result{Op: "rename race", Value: fmt.Sprintf("%d %d %d", moved, refused, holes)})
+}
+
+// TestKernelGuardRenameRace: a directory renamed to .git while a thread
+// fills it with a hook never leaves the hook in .git (the content is
+// checked again after the rename, and the rename undone).
+func TestKernelGuardRenameRace(t *testing.T) {
+	got, _, _, _ := sandboxRun(t, tableSettings, "renamerace")
+	var moved, refused, holes int
+	fmt.Sscan(got["rename race"].Value, &moved, &refused, &holes)
+	t.Logf("renames: %d allowed, %d refused, %d left a hook in .git", moved, refused, holes)
+	if holes > 0 {
+		t.Errorf("HOLE: %d renames left a hook in .git", holes)
+	}
+	if moved+refused != 5000 || moved == 0 {
+		t.Errorf("result %q", got["rename race"].Value)
 	}
 }

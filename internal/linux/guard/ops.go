@@ -579,6 +579,25 @@ func (w *worker) rename(n seccomp.Notif, t *target, call string, olddirfd int32,
 	if a, ok := w.recheck(call, &nl, newAbs, kindOther, undo); !ok {
 		return a
 	}
+	// The directory's content again, now at its new place: something may
+	// have been created in it between the check and the rename
+	// (d/hooks/pre-commit, just before d became .git).
+	moved := []struct {
+		at  *loc
+		abs string
+	}{{&nl, newAbs}}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		moved = append(moved, struct {
+			at  *loc
+			abs string
+		}{&ol, oldAbs})
+	}
+	for _, m := range moved {
+		if v, bad := w.moveInto(m.at, m.abs); bad {
+			undo()
+			return w.refuse(call, m.abs, v)
+		}
+	}
 	return done
 }
 
