@@ -60,9 +60,11 @@ type Guard struct {
 	unixSockets []policy.Path
 	refusing    map[uint32]bool // syscalls with refusal rows in the filter
 
-	base, max   int32        // handler threads: at start, at most
+	base        int32        // handler threads at start
 	idle, total atomic.Int32 // handler threads waiting, and alive
 	threads     sync.WaitGroup
+
+	renamesStarted, renamesDone atomic.Int64 // see renameSnapshot
 
 	root    int    // O_PATH descriptor of "/"
 	procDev uint64 // st_dev of /proc

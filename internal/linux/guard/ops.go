@@ -18,7 +18,8 @@ import (
 // worker is one handler thread's state.
 type worker struct {
 	g       *Guard
-	umask   int // this thread's umask, as last set
+	umask   int      // this thread's umask, as last set
+	renames [2]int64 // renames started and done when the current call was read
 	strBuf  [4096]byte
 	linkBuf [4097]byte
 	pathBuf [64]byte
@@ -51,6 +52,7 @@ func (w *worker) handle(n seccomp.Notif) {
 		}
 	}
 	t := &target{tid: int(n.Pid), g: w.g}
+	w.renames = w.g.renameSnapshot()
 	var ans answer
 	switch name {
 	case "open":
@@ -153,6 +155,19 @@ func (g *Guard) judge(abs string, k kind) policy.Verdict {
 	return v
 }
 
+// Every rename in the sandbox is made by the guard, so it can tell whether
+// one ran while a call was being resolved and performed: only then can a
+// directory have moved under it (the re-check, recheck).
+func (g *Guard) renameSnapshot() [2]int64 {
+	return [2]int64{g.renamesStarted.Load(), g.renamesDone.Load()}
+}
+
+// quiet: no rename was running when snap was taken, and none has started
+// since.
+func (g *Guard) quiet(snap [2]int64) bool {
+	return snap[0] == snap[1] && g.renamesStarted.Load() == snap[0]
+}
+
 // denied: the verdict names a rule (a refusal without one, "not in
 // allowWrite", is left to the sandbox's mounts).
 func denied(v policy.Verdict) bool { return !v.Allowed && v.Field != "" }
@@ -175,6 +190,10 @@ func (w *worker) setUmask(t *target) unix.Errno {
 // parents while it was being created may have moved it under a rule.
 // It undoes the creation and refuses if so.
 func (w *worker) recheck(call string, l *loc, before string, k kind, undo func()) (answer, bool) {
+	if w.g.quiet(w.renames) {
+		// No rename ran since this call was read: nothing can have moved.
+		return done, true
+	}
 	p, e := w.fdPath(l.dir)
 	if e == 0 && p == l.dirPath {
 		return done, true
@@ -565,6 +584,8 @@ func (w *worker) rename(n seccomp.Notif, t *target, call string, olddirfd int32,
 			return w.refuse(call, c.abs, v)
 		}
 	}
+	w.g.renamesStarted.Add(1)
+	defer w.g.renamesDone.Add(1)
 	if err := unix.Renameat2(ol.dir, ol.last, nl.dir, nl.last, flags); err != nil {
 		w.reportWrite(call, newAbs, w.g.rules.Verdict(newAbs), err)
 		return fail(errno(err))
