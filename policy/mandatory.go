@@ -13,8 +13,7 @@ var (
 		".gitconfig", ".gitmodules", ".ripgreprc", ".mcp.json",
 		// git reads its configuration (hooks path, fsmonitor, ...) from the
 		// common directory when .git/commondir names one, and from
-		// config.worktree: either would replace .git/config. (A missing
-		// commondir gets no placeholder: any file there breaks git.)
+		// config.worktree: either would replace .git/config.
 		".git/commondir", ".git/config.worktree",
 	}
 	// MandatoryDenyDirs are protected with everything beneath them. Entries

@@ -237,9 +237,10 @@ func LoadDefault(env Env) (*Policy, error) {
 	return parseFile(data, path, env)
 }
 
-// isPlaceholder: an empty file with no permission bits is what a running
-// sandbox puts over a settings file that does not exist, so that its
-// command cannot create one; for everyone else the file does not exist.
+// isPlaceholder: an empty file with no permission bits is what cordon
+// before the create-time guard put over a missing settings file during a
+// run (and could leave behind when killed with SIGKILL); it stands for no
+// file at all.
 func isPlaceholder(path string) bool {
 	st, err := os.Lstat(path)
 	return err == nil && st.Mode().IsRegular() && st.Size() == 0 && st.Mode().Perm() == 0

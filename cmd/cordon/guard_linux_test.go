@@ -348,3 +348,46 @@ res("hidden dir listing", lambda: ",".join(os.listdir(os.path.dirname(sys.argv[4
 		t.Errorf("no violation for %s:\n%s", denied, r.stderr)
 	}
 }
+
+// PID 1 (the guard) opens files for the command. A descriptor of /proc/1
+// (anyone may open the directory) used as openat's dirfd must not make it
+// open its own memory, descriptors or environment for the command — an
+// escape from every filter if it did.
+func TestGuardNeverOpensItsOwnProcEntries(t *testing.T) {
+	escNeed(t, "python3")
+	s := newSandbox(t, guardSettings)
+	got, r := escPy(t, s, `
+d = os.open("/proc/1", os.O_PATH | os.O_DIRECTORY)
+fdd = os.open("/proc/1/fd", os.O_PATH | os.O_DIRECTORY)
+task = os.open("/proc/1/task", os.O_PATH | os.O_DIRECTORY)
+def op(name, dirfd):
+    fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644, dir_fd=dirfd)
+    return os.readlink("/proc/self/fd/%d" % fd)
+for name in ("mem", "environ", "fd/4", "cwd/x", "root/tmp/x", "task/1/mem", "maps"):
+    res("dirfd /proc/1 " + name, lambda: op(name, d))
+res("dirfd /proc/1/fd 4", lambda: op("4", fdd))
+res("dirfd /proc/1/task 1/mem", lambda: op("1/mem", task))
+res("/proc/1/mem", lambda: op("/proc/1/mem", None))
+res("/proc/self/../1/mem", lambda: op("/proc/self/../1/mem", None))
+os.symlink("/proc/1", "p1")
+res("symlink to /proc/1, mem", lambda: op("p1/mem", None))
+res("own /proc/self/mem", lambda: op("/proc/self/mem", None))
+`)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for k, v := range got {
+		if k == "own /proc/self/mem" {
+			if !strings.HasPrefix(v, "ok:/proc/") || strings.HasPrefix(v, "ok:/proc/1/") {
+				t.Errorf("%s: %s, want the caller's own memory", k, v)
+			}
+			continue
+		}
+		if strings.HasPrefix(v, "ok") {
+			t.Errorf("HOLE: %s opened PID 1's file through the guard: %s", k, v)
+		}
+	}
+	if len(got) != 13 {
+		t.Errorf("results: %v\n%s", got, r.stderr)
+	}
+}

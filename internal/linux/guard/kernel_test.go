@@ -359,6 +359,28 @@ func opsTable() {
 	}
 	gpid := os.Getenv(guardPidEnv)
 	do("create /proc/GUARD/environ", create("/proc/"+gpid+"/environ", unix.O_RDONLY|unix.O_CREAT, 0))
+	// A descriptor of the guard's /proc directory (anyone may open the
+	// directory itself): nothing inside it may be reached through the guard.
+	if gfd, err := unix.Open("/proc/"+gpid, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		for _, name := range []string{"mem", "environ", "cwd/x", "root/tmp/x", "fd/3", "task/" + gpid + "/mem"} {
+			fd, err := unix.Openat(gfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Close(fd)
+			}
+			do("openat GUARD-dirfd "+strings.ReplaceAll(name, gpid, "GUARD"), err)
+		}
+		ffd, err := unix.Open("/proc/"+gpid+"/fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			fd, err := unix.Openat(ffd, "3", unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				unix.Close(fd)
+			}
+			do("openat GUARD-fd-dirfd 3", err)
+		} else {
+			do("openat GUARD-fd-dirfd 3", err)
+		}
+		unix.Close(gfd)
+	}
 	// git's own layout keeps working; hooks and config stay protected.
 	setup(os.MkdirAll("repo/.git", 0o755))
 	do("mkdir repo/.git/hooks", unix.Mkdir("repo/.git/hooks", 0o755))
@@ -650,6 +672,13 @@ func TestKernelGuardTable(t *testing.T) {
 		"create /dev/null":                            "",
 		"open /dev/stdin O_CREAT":                     "",
 		"open /proc/self/mem O_CREAT":                 "",
+		"openat GUARD-dirfd mem":                      "EACCES",
+		"openat GUARD-dirfd environ":                  "EACCES",
+		"openat GUARD-dirfd cwd/x":                    "EACCES",
+		"openat GUARD-dirfd root/tmp/x":               "EACCES",
+		"openat GUARD-dirfd fd/3":                     "EACCES",
+		"openat GUARD-dirfd task/GUARD/mem":           "EACCES",
+		"openat GUARD-fd-dirfd 3":                     "EACCES",
 		"create /proc/GUARD/environ":                  "EACCES",
 		"mkdir repo/.git/hooks":                       "",
 		"create repo/.git/hooks/pre-commit.sample":    "",

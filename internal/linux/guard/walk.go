@@ -269,6 +269,23 @@ func (w *worker) describe(l *loc) unix.Errno {
 	return 0
 }
 
+// ownsProcPath: p, a path on procfs, lies in this process's own entry
+// (/proc/PID/... with PID this process or one of its threads). The caller
+// may hold a descriptor of such a directory (opening /proc/1 itself is
+// allowed to anyone): nothing is ever resolved inside it for the caller,
+// as this process's memory, descriptors and root would be what it got.
+func (g *Guard) ownsProcPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	return err == nil && g.isOurs(n)
+}
+
 // fdPath is the path of one of this process's descriptors, as the kernel
 // has it. A directory removed since it was opened has no path: nothing can
 // be created in it (ENOENT).
@@ -326,6 +343,13 @@ func (w *worker) slowLocate(t *target, startFD int, dirPart, last string, traili
 		if e != 0 {
 			return fail(e)
 		}
+		if proc && !procRoot {
+			// Inside a /proc entry (a descriptor the caller passed, or a
+			// step of the walk): never this process's.
+			if p, e := w.fdPath(cur); e != 0 || w.g.ownsProcPath(p) {
+				return fail(unix.EACCES)
+			}
+		}
 		if procRoot {
 			rewritten, e := w.procName(t, c)
 			if e != 0 {
@@ -373,6 +397,10 @@ func (w *worker) slowLocate(t *target, startFD int, dirPart, last string, traili
 	if e := w.describe(&l); e != 0 {
 		l.close()
 		return loc{}, e
+	}
+	if l.proc && w.g.ownsProcPath(l.dirPath) {
+		l.close()
+		return loc{}, unix.EACCES
 	}
 	if l.procRoot && last != "" {
 		// The last component is a name in /proc itself: "self" and
