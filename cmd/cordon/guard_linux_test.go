@@ -372,6 +372,14 @@ res("/proc/self/../1/mem", lambda: op("/proc/self/../1/mem", None))
 os.symlink("/proc/1", "p1")
 res("symlink to /proc/1, mem", lambda: op("p1/mem", None))
 res("own /proc/self/mem", lambda: op("/proc/self/mem", None))
+# An O_PATH descriptor of PID 1's files (no permission is checked for
+# O_PATH), reopened through /proc/self/fd with O_CREAT.
+for label, path in (("O_PATH /proc/1/mem", "/proc/1/mem"), ("O_PATH /proc/1/environ", "/proc/1/environ")):
+    p = os.open(path, os.O_PATH)
+    res("reopen " + label, lambda: op("/proc/self/fd/%d" % p, None))
+os.symlink("/proc/self/mem", "selfmem")
+q = os.open("selfmem", os.O_PATH | os.O_NOFOLLOW)
+res("reopen O_PATH symlink to /proc/self/mem", lambda: op("/proc/self/fd/%d" % q, None))
 `)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -387,7 +395,7 @@ res("own /proc/self/mem", lambda: op("/proc/self/mem", None))
 			t.Errorf("HOLE: %s opened PID 1's file through the guard: %s", k, v)
 		}
 	}
-	if len(got) != 13 {
+	if len(got) != 16 {
 		t.Errorf("results: %v\n%s", got, r.stderr)
 	}
 }

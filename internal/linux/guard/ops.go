@@ -290,6 +290,19 @@ func (w *worker) openAt(t *target, call string, l *loc, flags int, mode uint32, 
 	if denied(v) {
 		return w.refuse(call, abs, v), "", false
 	}
+	if magic && !nofollow {
+		// Reopened through a descriptor whose file was checked first.
+		opath, e := w.followMagic(l.dir, name)
+		if e != 0 {
+			return fail(e), "", false
+		}
+		fd, err := unix.Open(w.procSelfFD(opath), of, mode)
+		unix.Close(opath)
+		if err != nil {
+			return fail(errno(err)), "", false
+		}
+		return answer{fd: fd, cloex: cloexec}, "", false
+	}
 	// A new file is created at the first try; an existing one (a device,
 	// a log opened for appending) is opened without O_CREAT, so nothing
 	// is created. Which to try first is a guess: devices exist.
@@ -498,6 +511,38 @@ func (w *worker) linked(call string, nl *loc, abs string, v policy.Verdict, err 
 	return done
 }
 
+// followMagic opens name in dir, a directory inside the caller's /proc
+// entry, with O_PATH, following it if it is a magic link (/proc/PID/fd/N,
+// cwd, root, exe): the file the caller holds. What it leads to is checked
+// before anything opens it for real in this process, where the opener's
+// identity decides what an open gives: never an entry of this process's
+// own /proc (a caller may hold an O_PATH descriptor of /proc/1/mem, which
+// reopened here would be this process's memory), and never a symlink (an
+// O_PATH descriptor of one would be followed again, by its text, in this
+// process's context).
+func (w *worker) followMagic(dir int, name string) (int, unix.Errno) {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, errno(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, errno(err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		unix.Close(fd)
+		return -1, unix.ELOOP
+	case st.Dev == w.g.procDev:
+		if p, e := w.fdPath(fd); e != 0 || w.g.ownsProcPath(p) {
+			unix.Close(fd)
+			return -1, unix.EACCES
+		}
+	}
+	return fd, 0
+}
+
 // openPath opens l's last component with O_PATH, following symlinks the
 // way the kernel would for the caller.
 func (w *worker) openPath(t *target, l *loc) (int, unix.Errno) {
@@ -515,12 +560,12 @@ func (w *worker) openPath(t *target, l *loc) (int, unix.Errno) {
 		if !magic {
 			of |= unix.O_NOFOLLOW
 		}
+		if magic {
+			return w.followMagic(cur.dir, cur.last)
+		}
 		fd, err := unix.Openat(cur.dir, cur.last, of, 0)
 		if err != nil {
 			return -1, errno(err)
-		}
-		if magic {
-			return fd, 0
 		}
 		text, isLink, e := w.readlink(cur.dir, cur.last)
 		if e != 0 || !isLink {
