@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -397,5 +398,40 @@ res("reopen O_PATH symlink to /proc/self/mem", lambda: op("/proc/self/fd/%d" % q
 	}
 	if len(got) != 16 {
 		t.Errorf("results: %v\n%s", got, r.stderr)
+	}
+}
+
+// /dev/tty is the opener's controlling terminal, and the guard opens files
+// for the command: the command gets its own terminal (echo > /dev/tty
+// works on a real pty) and none after leaving the session (setsid), as the
+// kernel would answer it — not PID 1's.
+func TestGuardDevTTY(t *testing.T) {
+	escNeed(t, "python3", "setsid")
+	needBwrap(t)
+	dir := hostTempDir(t)
+	script := `
+import os, pty, sys, time, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(sys.argv[2])
+    os.execv(sys.argv[1], ["cordon", "--", "sh", "-c", "echo via-tty > /dev/tty; echo rc=$?; setsid sh -c 'echo x > /dev/tty; echo setsid-rc=$?' 2>&1 | cat"])
+out = b""
+end = time.time() + 10
+while time.time() < end and b"setsid-rc" not in out:
+    r, _, _ = select.select([fd], [], [], 0.05)
+    if r:
+        try: out += os.read(fd, 1000)
+        except OSError: break
+os.waitpid(pid, 0)
+print(out.decode(errors="replace").replace("\r", ""))
+`
+	out, err := exec.Command("python3", "-c", script, cordonBin, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"via-tty\n", "rc=0", "setsid-rc=2"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
 	}
 }

@@ -4,6 +4,7 @@ package guard
 
 import (
 	"fmt"
+	"os"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -301,6 +302,10 @@ func (w *worker) openAt(t *target, call string, l *loc, flags int, mode uint32, 
 		if err != nil {
 			return fail(errno(err)), "", false
 		}
+		if e := w.checkTTY(t, fd); e != 0 {
+			unix.Close(fd)
+			return fail(e), "", false
+		}
 		return answer{fd: fd, cloex: cloexec}, "", false
 	}
 	// A new file is created at the first try; an existing one (a device,
@@ -340,10 +345,50 @@ func (w *worker) openAt(t *target, call string, l *loc, flags int, mode uint32, 
 			if a, ok := w.recheck(call, l, abs, kindFile, func() { unix.Close(fd); unix.Unlinkat(l.dir, name, 0) }); !ok {
 				return a, "", false
 			}
+		} else if abs == "/dev/tty" {
+			if e := w.checkTTY(t, fd); e != 0 {
+				unix.Close(fd)
+				return fail(e), "", false
+			}
 		}
 		return answer{fd: fd, cloex: cloexec}, "", false
 	}
 	return fail(unix.EEXIST), "", false
+}
+
+// checkTTY: fd, opened here, may be /dev/tty, which is the opener's
+// controlling terminal. The caller gets it only if that is its terminal
+// too (a process that left the session with setsid has none: ENXIO, as
+// the kernel would answer it).
+func (w *worker) checkTTY(t *target, fd int) unix.Errno {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != unix.Mkdev(5, 0) {
+		return 0
+	}
+	mine, err1 := ttyNr("/proc/self/stat")
+	theirs, err2 := ttyNr("/proc/" + strconv.Itoa(t.tid) + "/stat")
+	if err1 != nil || err2 != nil || theirs == 0 || theirs != mine {
+		return unix.ENXIO
+	}
+	return 0
+}
+
+// ttyNr is field 7 of /proc/PID/stat: the controlling terminal.
+func ttyNr(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
+	if i < 0 {
+		return 0, unix.EINVAL
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 5 {
+		return 0, unix.EINVAL
+	}
+	return strconv.ParseInt(f[4], 10, 64)
 }
 
 // reportWrite reports a creation the sandbox's mounts refused outside the
