@@ -4,8 +4,8 @@ package guard
 
 import (
 	"fmt"
-	"os"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
