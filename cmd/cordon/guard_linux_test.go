@@ -435,3 +435,32 @@ print(out.decode(errors="replace").replace("\r", ""))
 		}
 	}
 }
+
+// The README's main job: the demo script under the demo settings, from the
+// repository root, shows each refusal and cordon's summary.
+func TestREADMEDemo(t *testing.T) {
+	escNeed(t, "curl")
+	needBwrap(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cordon(t, root, "-s", "examples/demo.json", "--", "sh", "examples/demo.sh")
+	for _, want := range []string{"hidden: it reads as an empty file", "cannot create .bashrc: Operation not permitted",
+		"server.pem: Operation not permitted", "ok: written from the sandbox"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{"blocked network-outbound evil.example.com:443 (a known exfiltration host)",
+		"blocked file-create " + root + "/.bashrc (mandatory deny .bashrc)", "(filesystem.denyWrite[0] **/*.pem)"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("demo summary lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	for _, p := range []string{".bashrc", "cordon-demo", "cordon-demo-output.txt"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+			t.Errorf("the demo left %s in the repository", p)
+		}
+	}
+}
