@@ -97,7 +97,10 @@ func (r *CreateRules) Protected(rel string) string {
 // hasComponents: name's "/"-separated components appear in rel in a row,
 // as whole components.
 func hasComponents(rel, name string) bool {
-	for off := 0; ; {
+	if name == "" {
+		return false
+	}
+	for off := 0; off <= len(rel); {
 		i := strings.Index(rel[off:], name)
 		if i < 0 {
 			return false
@@ -109,6 +112,7 @@ func hasComponents(rel, name string) bool {
 		}
 		off = i + 1
 	}
+	return false
 }
 
 // readVerdict: the most specific matching denyRead or allowRead rule wins;
