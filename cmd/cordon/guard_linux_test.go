@@ -127,6 +127,7 @@ echo x > new.txt; mkdir -p d1/d2; touch d1/d2/t
 echo EVIL > .env; echo EVIL > d1/.env; echo EVIL > d1/d2/secret.pem
 echo tmp > tmp; mv tmp .zshrc; mv tmp d1/d2/.bashrc; ln tmp .profile; ln -s tmp d1/.bash_profile
 cp new.txt d1/server.key; mkdir .vscode d1/.idea
+mkdir -p r2/.git h; echo '#!/bin/sh' > h/pre-commit; mv h r2/.git/hooks
 echo ok > /dev/stdout; echo err > /dev/stderr; echo null > /dev/null; echo done`)
 	if !strings.Contains(r.stdout, "ok\n") || !strings.Contains(r.stdout, "done") {
 		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
@@ -134,7 +135,7 @@ echo ok > /dev/stdout; echo err > /dev/stderr; echo null > /dev/null; echo done`
 	if !strings.Contains(r.stderr, "err\n") {
 		t.Errorf("stderr %q: /dev/stderr did not work", r.stderr)
 	}
-	for _, p := range []string{".env", "d1/.env", "d1/d2/secret.pem", ".zshrc", "d1/d2/.bashrc", ".profile", "d1/.bash_profile", "d1/server.key", ".vscode", "d1/.idea"} {
+	for _, p := range []string{".env", "d1/.env", "d1/d2/secret.pem", ".zshrc", "d1/d2/.bashrc", ".profile", "d1/.bash_profile", "d1/server.key", ".vscode", "d1/.idea", "r2/.git/hooks"} {
 		if st := escStat(filepath.Join(s.dir, p)); st.exists {
 			t.Errorf("HOLE: %s exists on the host", p)
 		}

@@ -93,7 +93,9 @@ func TestJudge(t *testing.T) {
 		{"/w/r/.git", kindFile, false},
 		{"/w/r/.git", kindOther, false},
 		{"/w/r/.git/hooks", kindDir, true},
-		{"/w/r/.git/hooks", kindOther, false}, // renamed into place: it has content
+		{"/w/r/.git/hooks", kindOther, false},
+		{"/w/r/.git/hooks", kindMovedDir, false}, // renamed into place: it has content
+		{"/w/r/.git", kindMovedDir, true},        // its content is checked apart (moveInto)
 		{"/w/r/.git/hooks/pre-commit.sample", kindFile, true},
 		{"/w/r/.git/hooks/pre-commit.sample", kindOther, false},
 		{"/w/r/.git/hooks/pre-commit", kindFile, false},

@@ -394,6 +394,11 @@ func opsTable() {
 	setup(os.WriteFile("d/hooks/post-checkout", []byte("#!/bin/sh\n"), 0o755))
 	setup(os.MkdirAll("repo2", 0o755))
 	do("rename d repo2/.git (with hooks/)", unix.Rename("d", "repo2/.git"))
+	// A directory with a hook in it, renamed to where .git/hooks would be.
+	setup(os.MkdirAll("repo4/.git", 0o755))
+	setup(os.MkdirAll("h", 0o755))
+	setup(os.WriteFile("h/pre-commit", []byte("#!/bin/sh\n"), 0o755))
+	do("rename h repo4/.git/hooks (with pre-commit)", unix.Rename("h", "repo4/.git/hooks"))
 	setup(os.MkdirAll("repo3", 0o755))
 	do("create repo3/.git as a file", create("repo3/.git", wr, 0o644))
 	do("symlink repo3/.git", unix.Symlink("/elsewhere", "repo3/.git"))
@@ -686,6 +691,7 @@ func TestKernelGuardTable(t *testing.T) {
 		"rename sample to repo/.git/hooks/pre-commit": "EPERM",
 		"create repo/.git/config":                     "EPERM",
 		"create repo/.git/HEAD":                       "",
+		"rename h repo4/.git/hooks (with pre-commit)": "EPERM",
 		"rename d repo2/.git (with hooks/)":           "EPERM",
 		"create repo3/.git as a file":                 "EPERM",
 		"symlink repo3/.git":                          "EPERM",
@@ -733,7 +739,7 @@ func TestKernelGuardTable(t *testing.T) {
 	for _, p := range []string{".bashrc", "sub/.bashrc", "a/b/c/d/e/.bashrc", "key.pem", "sub/key.pem", "key2.pem",
 		"a/b/c/d/e/.env", "secret.txt", "hidden", ".bash_profile", ".vscode", "sub/.vscode", ".zshrc", "sub/.zprofile",
 		".profile", ".gitconfig", ".bash_login", ".mcp.json", "sub/.bashrc", ".ripgreprc", "repo/.git/hooks/pre-commit",
-		"repo/.git/config", "repo2/.git", "repo3/.git/x", "newdir", "x"} {
+		"repo/.git/config", "repo2/.git", "repo4/.git/hooks", "repo3/.git/x", "newdir", "x"} {
 		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
 			t.Errorf("HOLE: %s exists on the host", p)
 		}

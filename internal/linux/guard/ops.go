@@ -129,7 +129,8 @@ type kind int
 const (
 	kindFile kind = iota
 	kindDir
-	kindOther // symlink, hard link, device, fifo, socket, rename
+	kindOther    // symlink, hard link, device, fifo, socket, rename
+	kindMovedDir // a directory renamed into place, with whatever it holds
 )
 
 // judge decides whether abs may be created as k. It is the policy's
@@ -149,7 +150,7 @@ func (g *Guard) judge(abs string, k kind) policy.Verdict {
 			return policy.Verdict{Allowed: true, Why: "git never runs a *.sample hook"}
 		}
 	}
-	if v.Allowed && k != kindDir && filepath.Base(abs) == ".git" && strings.HasPrefix(v.Field, "filesystem.allowWrite") {
+	if v.Allowed && k != kindDir && k != kindMovedDir && filepath.Base(abs) == ".git" && strings.HasPrefix(v.Field, "filesystem.allowWrite") {
 		return policy.Verdict{Field: "mandatory deny", Rule: ".git",
 			Why: "a .git that is not a directory sends git to another directory's config and hooks"}
 	}
@@ -666,7 +667,13 @@ func (w *worker) rename(n seccomp.Notif, t *target, call string, olddirfd int32,
 		}{oldAbs, &nl, newAbs})
 	}
 	for _, c := range checks {
-		v := w.g.judge(c.abs, w.kindOf(c.src))
+		// A directory renamed into place brings its content: never the
+		// empty-directory exception (.git/hooks) that mkdir gets.
+		k := w.kindOf(c.src)
+		if k == kindDir {
+			k = kindMovedDir
+		}
+		v := w.g.judge(c.abs, k)
 		if denied(v) {
 			return w.refuse(call, c.abs, v)
 		}
