@@ -45,6 +45,7 @@ type Manager struct {
 	pol     *policy.Policy
 	pending map[string]pendingCmd // by token, until the command connects
 	live    map[net.Conn]*liveCmd
+	ask     AskFunc
 	closed  bool
 	wg      sync.WaitGroup
 }
@@ -211,6 +212,44 @@ type message struct {
 	CommandID string               `json:"commandId,omitempty"`
 	Violation *violation.Violation `json:"violation,omitempty"`
 	Error     string               `json:"error,omitempty"`
+	// Asks (manager → runner, with the settings): ask about destinations.
+	Asks bool `json:"asks,omitempty"`
+	// Ask (runner → manager): may the command reach Host:Port? Answer
+	// (manager → runner) carries the same ID.
+	Ask    *askMsg    `json:"ask,omitempty"`
+	Answer *answerMsg `json:"answer,omitempty"`
+}
+
+type askMsg struct {
+	ID   uint64 `json:"id"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+}
+
+type answerMsg struct {
+	ID     uint64 `json:"id"`
+	Allow  bool   `json:"allow"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// AskFunc decides a destination no rule allows, for the command with
+// violation key key: allow, and why (the reason a refusal reports).
+type AskFunc func(ctx context.Context, key, host string, port int) (allow bool, reason string)
+
+// SetAsk makes the Manager's commands ask fn about destinations their
+// rules neither allow nor deny, instead of refusing them; the connection
+// waits for the answer. nil (the default) refuses them. It applies to
+// commands started from then on.
+func (m *Manager) SetAsk(fn AskFunc) {
+	m.mu.Lock()
+	m.ask = fn
+	m.mu.Unlock()
+}
+
+// Subscribe calls fn with every violation the Manager's commands report
+// from now on, in the order they arrive; cancel stops it.
+func (m *Manager) Subscribe(fn func(violation.Violation)) (cancel func()) {
+	return m.store.Subscribe(fn)
 }
 
 func withExtra(s policy.Settings, extra []string) *policy.Settings {
@@ -270,10 +309,29 @@ func (m *Manager) serve(c net.Conn) {
 		delete(m.live, c)
 		m.mu.Unlock()
 	}()
-	l.send(message{Settings: withExtra(pol.Settings, pc.extra), Command: pc.text, CommandID: pc.id})
+	m.mu.Lock()
+	ask := m.ask
+	m.mu.Unlock()
+	l.send(message{Settings: withExtra(pol.Settings, pc.extra), Command: pc.text, CommandID: pc.id, Asks: ask != nil})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for sc.Scan() {
 		var msg message
-		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.Violation == nil {
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		if msg.Ask != nil {
+			q := *msg.Ask
+			go func() {
+				allow, reason := false, "no one to ask"
+				if ask != nil {
+					allow, reason = ask(ctx, violation.Key(pc.id, pc.text), q.Host, q.Port)
+				}
+				l.send(message{Answer: &answerMsg{ID: q.ID, Allow: allow, Reason: reason}})
+			}()
+			continue
+		}
+		if msg.Violation == nil {
 			continue
 		}
 		v := *msg.Violation

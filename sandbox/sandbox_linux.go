@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -66,11 +67,37 @@ func runStage(args []string) int {
 		return fail("%v", err)
 	}
 	updates := make(chan *policy.Policy, 4)
+	var (
+		askMu   sync.Mutex
+		askNext uint64
+		waiting = map[uint64]chan answerMsg{}
+	)
 	go func() {
 		defer close(updates)
+		defer func() {
+			// The manager is gone: whoever waits for an answer is refused.
+			askMu.Lock()
+			for id, ch := range waiting {
+				close(ch)
+				delete(waiting, id)
+			}
+			askMu.Unlock()
+		}()
 		for sc.Scan() {
 			var m message
-			if json.Unmarshal(sc.Bytes(), &m) != nil || m.Settings == nil {
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			if m.Answer != nil {
+				askMu.Lock()
+				if ch, ok := waiting[m.Answer.ID]; ok {
+					ch <- *m.Answer
+					delete(waiting, m.Answer.ID)
+				}
+				askMu.Unlock()
+				continue
+			}
+			if m.Settings == nil {
 				continue
 			}
 			if p, err := policy.New(*m.Settings, policy.Env{}); err == nil {
@@ -78,12 +105,37 @@ func runStage(args []string) int {
 			}
 		}
 	}()
+	var ask func(ctx context.Context, host string, port int) (bool, string)
+	if first.Asks {
+		ask = func(ctx context.Context, host string, port int) (bool, string) {
+			ch := make(chan answerMsg, 1)
+			askMu.Lock()
+			askNext++
+			id := askNext
+			waiting[id] = ch
+			askMu.Unlock()
+			send(message{Ask: &askMsg{ID: id, Host: host, Port: port}})
+			select {
+			case a, ok := <-ch:
+				if !ok {
+					return false, "the sandbox manager is gone"
+				}
+				return a.Allow, a.Reason
+			case <-ctx.Done():
+				askMu.Lock()
+				delete(waiting, id)
+				askMu.Unlock()
+				return false, "no answer before the connection was given up"
+			}
+		}
+	}
 	code, err := runner.Run(runner.Options{
 		Policy:  pol,
 		Argv:    args[3:],
 		Command: first.Command,
 		Sink:    func(v violation.Violation) { send(message{Violation: &v}) },
 		Updates: updates,
+		Ask:     ask,
 	})
 	if err != nil {
 		return fail("%v", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +189,60 @@ func TestManagersAreIndependent(t *testing.T) {
 	}
 	if err := shut.Command(context.Background(), "true").Run(); err == nil {
 		t.Error("a command ran after Close")
+	}
+}
+
+// With SetAsk, a destination no rule allows is asked about (holding the
+// connection); a "no" is a refusal with the answer's reason, deny rules
+// are never asked about, and Subscribe sees each refusal.
+func TestAsk(t *testing.T) {
+	need(t, "curl")
+	yes, no := origin(t), origin(t)
+	m := manager(t, policy.Settings{Network: policy.Network{DeniedDomains: []string{"evil.example"}}})
+	var mu sync.Mutex
+	var asked []string
+	m.SetAsk(func(ctx context.Context, key, host string, port int) (bool, string) {
+		mu.Lock()
+		asked = append(asked, fmt.Sprintf("%s %s:%d", key, host, port))
+		mu.Unlock()
+		if net.JoinHostPort(host, strconv.Itoa(port)) == yes {
+			return true, ""
+		}
+		return false, "the user said no"
+	})
+	var seen []violation.Violation
+	cancel := m.Subscribe(func(v violation.Violation) {
+		mu.Lock()
+		seen = append(seen, v)
+		mu.Unlock()
+	})
+	defer cancel()
+	ctx := context.Background()
+	curl := func(url string) string {
+		out, _ := m.CommandWith(ctx, sandbox.CommandOptions{ID: "job"}, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", url).Output()
+		return string(out)
+	}
+	if got := curl("http://" + yes + "/"); got != "200" {
+		t.Errorf("allowed when asked: %q", got)
+	}
+	if got := curl("http://" + no + "/"); got != "403" {
+		t.Errorf("refused when asked: %q", got)
+	}
+	if got := curl("http://evil.example/"); got != "403" {
+		t.Errorf("denied domain: %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "job ") || !strings.HasSuffix(asked[1], no) {
+		t.Errorf("asked: %q (the deny rule must not be asked about)", asked)
+	}
+	var reasons []string
+	for _, v := range seen {
+		if v.Action == violation.NetworkOutbound {
+			reasons = append(reasons, v.Target+": "+v.Reason)
+		}
+	}
+	if len(reasons) != 2 || reasons[0] != no+": the user said no" {
+		t.Errorf("violations seen: %q", reasons)
 	}
 }

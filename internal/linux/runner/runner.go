@@ -9,6 +9,7 @@ package runner
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,10 @@ type Options struct {
 	// rules apply to connections opened from then on (the filesystem
 	// layout of a running sandbox cannot change).
 	Updates <-chan *policy.Policy
+	// Ask, when set, is asked about destinations no rule allows (and no
+	// deny rule matches) instead of refusing them outright; it holds the
+	// connection until it answers (proxy.Config.Ask).
+	Ask func(ctx context.Context, host string, port int) (bool, string)
 }
 
 // Run runs the command and returns its exit status (or 128+signal). An
@@ -101,7 +106,7 @@ func Run(o Options) (int, error) {
 	var srv *proxy.Server
 	if net.HTTPProxyPort == 0 && net.SOCKSProxyPort == 0 {
 		cfg := proxy.PolicyConfig(pol)
-		cfg.Token, cfg.Sink, cfg.Command = token, o.Sink, o.Command
+		cfg.Token, cfg.Sink, cfg.Command, cfg.Ask = token, o.Sink, o.Command, o.Ask
 		if srv, err = proxy.NewServer(cfg); err != nil {
 			return 0, fmt.Errorf("%w: %v", ErrSetup, err)
 		}
