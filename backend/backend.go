@@ -58,7 +58,7 @@ type ProbeResult struct {
 // at start and keep the answer.
 func Probe() map[Backend]ProbeResult {
 	return map[Backend]ProbeResult{
-		None: {Available: true, Description: "no sandbox: commands run on the host with a scrubbed environment"},
+		None:   {Available: true, Description: "no sandbox: commands run on the host with a scrubbed environment"},
 		Native: probeNative(runtime.GOOS),
 		MicroVM: {Available: false, Description: "micro virtual machine (a kernel boundary)",
 			Hint: "not implemented in this build of cordon: use native, or none for the server's own commands"},
