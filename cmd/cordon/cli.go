@@ -33,6 +33,8 @@ const usage = `usage:
   cordon explain [-s FILE] connect HOST[:PORT]    may the sandbox connect to HOST?
   cordon proxy [-s FILE] [--http-port N] [--socks-port N] [--no-auth]
                                                   run the filtering proxies in the foreground
+  cordon serve [--listen ADDR] [--sandbox on|off] [--token-file FILE]
+                                                  the agent sandbox daemon's HTTP API (docs/api.md)
   cordon version
 
 Everything after the first word that is not a flag, or after --, belongs to
@@ -124,7 +126,7 @@ type invocation struct {
 
 // verbs are recognised only as the first word that is not a flag, and not
 // after "--".
-var verbs = map[string]bool{"explain": true, "version": true, "help": true, "proxy": true}
+var verbs = map[string]bool{"explain": true, "version": true, "help": true, "proxy": true, "serve": true}
 
 func parseArgs(args []string) (invocation, error) {
 	var inv invocation
@@ -175,6 +177,8 @@ func dispatch(args []string, stdout, stderr io.Writer) (int, error) {
 		return explain(inv.g, inv.args, stdout, stderr)
 	case "proxy":
 		return proxyVerb(inv.g, inv.args, stdout, stderr)
+	case "serve":
+		return serveVerb(inv.g, inv.args, stdout, stderr)
 	}
 	if inv.g.controlFD != 0 && inv.g.controlFD < 3 {
 		return 0, failf("--control-fd %d: use a descriptor of 3 or more (0-2 are stdin, stdout and stderr)", inv.g.controlFD)
