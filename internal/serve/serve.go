@@ -158,7 +158,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &te):
-		writeError(w, http.StatusBadRequest, te.Field, fmt.Sprintf("want a JSON %s, got %s", te.Type, te.Value))
+		// An embedded struct's fields come prefixed with its type name.
+		field := strings.TrimPrefix(te.Field, "Spec.")
+		writeError(w, http.StatusBadRequest, field, fmt.Sprintf("want a JSON %s, got %s", te.Type, te.Value))
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("the body is over %d bytes", maxBody))
 	case errors.Is(err, io.EOF):
