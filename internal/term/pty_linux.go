@@ -57,8 +57,9 @@ func OpenPTY() (master, slave *os.File, err error) {
 // Start runs cmd on a new pseudo-terminal of cols×rows and returns the
 // terminal's master. The command's stdin, stdout and stderr are the
 // terminal; it runs in a session of its own (SysProcAttr.Setsid, Setctty,
-// Ctty; its other SysProcAttr fields are kept) in which the terminal is its
-// controlling terminal.
+// Ctty; its other SysProcAttr fields are kept, and Setpgid, Foreground and
+// Noctty, which contradict these, must be left unset) in which the
+// terminal is its controlling terminal.
 //
 // The caller owns the master and must Wait for cmd; Serve does both.
 func Start(cmd *exec.Cmd, cols, rows uint16) (*os.File, error) {
