@@ -287,7 +287,8 @@ func (h *Handle) run(ctx context.Context, id string, argv []string, o ExecOption
 		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 	}
 	// Its own process group: killing it reaches everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On Linux it also dies with the daemon (see procAttr).
+	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = o.Cwd

@@ -521,3 +521,25 @@ func TestServeTerminal(t *testing.T) {
 		t.Errorf("unknown terminal: %d", code)
 	}
 }
+
+// A daemon killed with SIGKILL takes its native sessions' sandboxes along.
+func TestServeKilledDaemonLeavesNoSandbox(t *testing.T) {
+	d := startDaemon(t, nil)
+	w := hostTempDir(t)
+	marker := fmt.Sprintf("cordon-serve-kill-%d", time.Now().UnixNano())
+	d.call("POST", "/v1/sessions", map[string]any{"sessionId": "s", "workspaceId": "w", "bindMounts": []map[string]any{{"hostPath": w}}})
+	d.call("POST", "/v1/sessions/s/exec", sh("sleep 317 & exec sleep 301 # "+marker))
+	d.sse("s", "", func(typ string, e map[string]any) bool { return typ == "ready" })
+	time.Sleep(200 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) == 0 {
+		t.Fatal("the command is not running")
+	}
+	d.cmd.Process.Kill()
+	<-d.exited
+	if out := escWaitGone(marker, 10*time.Second); out != "" {
+		t.Errorf("left running after the daemon was killed: %s", out)
+	}
+	if out := escWaitGone("sleep 317", 5*time.Second); out != "" {
+		t.Errorf("the background job survived: %s", out)
+	}
+}

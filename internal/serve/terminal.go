@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/cordon-sandbox/cordon/backend"
 	"github.com/cordon-sandbox/cordon/internal/term"
@@ -218,6 +219,8 @@ func (t *terminal) command(ctx context.Context) *exec.Cmd {
 	}
 	cmd.Dir = t.cwd
 	cmd.Env = append(backend.ScrubbedEnv(os.Environ()), "TERM=xterm-256color")
+	// Dies with the daemon, however it dies (term.Start keeps this).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
