@@ -129,10 +129,21 @@ func apiToken(file string) (token, where string, err error) {
 	}
 	token = hex.EncodeToString(b)
 	// Replace, never append to, whatever was there; readable by the owner only.
+	// O_EXCL|O_NOFOLLOW: a file or symlink planted at the temporary name
+	// is never written through.
 	tmp := file + ".tmp"
 	os.Remove(tmp)
-	if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
 		return "", "", err
+	}
+	_, werr := f.WriteString(token + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return "", "", werr
 	}
 	if err := os.Rename(tmp, file); err != nil {
 		os.Remove(tmp)
