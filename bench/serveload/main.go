@@ -29,7 +29,17 @@ func main() {
 	bin := flag.String("cordon", "bin/cordon", "the cordon binary")
 	n := flag.Int("sessions", 50, "sessions launched at once")
 	backend := flag.String("backend", "native", "backend of the sessions")
+	logFile := flag.String("log", "", "write the daemon's log here")
 	flag.Parse()
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serveload:", err)
+			os.Exit(1)
+		}
+		daemonLog = f
+		defer f.Close()
+	}
 	if err := run(*bin, *n, *backend); err != nil {
 		fmt.Fprintln(os.Stderr, "serveload:", err)
 		os.Exit(1)
@@ -37,6 +47,9 @@ func main() {
 }
 
 const token = "serveload-token-0123456789"
+
+// daemonLog receives the daemon's log after its listening line.
+var daemonLog io.Writer = io.Discard
 
 func run(bin string, n int, backend string) error {
 	work, err := os.MkdirTemp("/var/tmp", "cordon-serveload-")
@@ -126,7 +139,7 @@ func waitListening(r io.Reader) (string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, r)
+			go io.Copy(daemonLog, r)
 			return m[1], nil
 		}
 	}
