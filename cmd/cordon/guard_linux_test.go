@@ -65,6 +65,14 @@ def tmpfile_link(name):
 res("O_TMPFILE linkat .env", lambda: tmpfile_link(".env"))
 res("O_TMPFILE linkat tmp.ok", lambda: tmpfile_link("tmp.ok"))
 res("create /dev/null", lambda: create("/dev/null"))
+def bind_pair(name):
+    a, b = socket.socketpair()
+    try:
+        a.bind(name)
+    finally:
+        a.close(); b.close()
+res("bind socketpair a/.bashrc", lambda: bind_pair("a/.bashrc"))
+res("bind socketpair fine.sock", lambda: bind_pair("a/b/fine.sock"))
 `
 
 func TestGuardRefusesByName(t *testing.T) {
@@ -78,7 +86,7 @@ func TestGuardRefusesByName(t *testing.T) {
 	for k, v := range got {
 		want := "EPERM"
 		switch {
-		case strings.HasSuffix(k, "fine") || strings.HasSuffix(k, "ok.txt") || strings.HasSuffix(k, "tmp.ok") || k == "create /dev/null":
+		case strings.HasSuffix(k, "fine") || strings.HasSuffix(k, "fine.sock") || strings.HasSuffix(k, "ok.txt") || strings.HasSuffix(k, "tmp.ok") || k == "create /dev/null":
 			want = "ok"
 		}
 		if v != want {

@@ -403,6 +403,28 @@ func opsTable() {
 	do("create repo3/.git as a file", create("repo3/.git", wr, 0o644))
 	do("symlink repo3/.git", unix.Symlink("/elsewhere", "repo3/.git"))
 	do("mkdir repo3/.git", unix.Mkdir("repo3/.git", 0o755))
+	// A socket from socketpair (allowed) bound to a protected name, and
+	// to an ordinary one; a TCP bind goes through too.
+	bindPair := func(name string) error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return unix.Bind(fds[0], &unix.SockaddrUnix{Name: name})
+	}
+	do("bind socketpair .bashrc", bindPair(".bashrc"))
+	do("bind socketpair sub/x.pem", bindPair("sub/x.pem"))
+	do("bind socketpair pair.sock", bindPair("pair.sock"))
+	do("bind tcp 127.0.0.1:0", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+	}())
 	// Plain errors come back as the kernel would give them.
 	do("openat2", func() error {
 		_, err := unix.Openat2(unix.AT_FDCWD, "x", &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY, Mode: 0o644})
@@ -697,6 +719,10 @@ func TestKernelGuardTable(t *testing.T) {
 		"symlink repo3/.git":                          "EPERM",
 		"mkdir repo3/.git":                            "",
 		"openat2":                                     "ENOSYS",
+		"bind socketpair .bashrc":                     "EPERM",
+		"bind socketpair sub/x.pem":                   "EPERM",
+		"bind socketpair pair.sock":                   "",
+		"bind tcp 127.0.0.1:0":                        "",
 		"create /etc/cordon-guard-test":               "EACCES",
 		"create newdir/ (trailing slash)":             "EISDIR",
 		"create ok.txt O_APPEND again":                "",

@@ -208,7 +208,10 @@ var table = []rule{
 		why: "a unix socket reaches services by path; with network.allowUnixSockets the guard allows stream sockets and checks each connect against the list"},
 	{sys: "connect", guard: true, unixPaths: true,
 		why: "the address is behind a pointer: the guard reads it, checks a unix socket path against network.allowUnixSockets and connects for the caller"},
-	{sys: "bind", guard: true, unixPaths: true,
+
+	// bind always: binding a unix socket creates a name (even a socket
+	// from socketpair, which the filter allows, can be bound to a path).
+	{sys: "bind", guard: true,
 		why: "binding a unix socket creates a name: the guard checks it like any creation and binds for the caller"},
 
 	// umask is passed through (its argument is a value, not a pointer):
