@@ -473,3 +473,19 @@ func TestREADMEDemo(t *testing.T) {
 		}
 	}
 }
+
+// On a kernel too old for the guard, a policy with anything writable is
+// refused (exit 125, naming the kernel); one with nothing writable runs.
+func TestGuardOldKernelRefused(t *testing.T) {
+	needBwrap(t)
+	s := newSandbox(t, `{"filesystem": {"allowWrite": ["."]}}`)
+	r := escRun(t, s, nil, []string{"CORDON_KERNEL_RELEASE=5.10.0-28-amd64"}, "--", "true")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "needs Linux 5.14") || !strings.Contains(r.stderr, "5.10.0-28-amd64") {
+		t.Errorf("old kernel, writable root: exit %d, %s", r.code, r.stderr)
+	}
+	ro := newSandbox(t, `{"filesystem": {"allowWrite": []}}`)
+	r = escRun(t, ro, nil, []string{"CORDON_KERNEL_RELEASE=5.10.0-28-amd64"}, "--", "sh", "-c", "echo ran")
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Errorf("old kernel, nothing writable: exit %d, %q %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -385,6 +385,12 @@ func guardFor(pol *policy.Policy) (bool, error) {
 	if unix.Uname(&u) == nil {
 		release = unix.ByteSliceToString(u.Release[:])
 	}
+	if r := os.Getenv("CORDON_KERNEL_RELEASE"); r != "" {
+		// For tests of the refusal on old kernels. Claiming a newer kernel
+		// than the real one only moves the failure to the first creation,
+		// which the kernel then refuses: never a run without the guard.
+		release = r
+	}
 	if guard.KernelSupported(release) {
 		return true, nil
 	}
