@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
-	"unsafe"
 
 	"github.com/cordon-sandbox/cordon/internal/linux/seccomp"
 	"github.com/cordon-sandbox/cordon/violation"
@@ -189,17 +188,4 @@ func (w *worker) readBytes(tid int, addr uint64, size int) ([]byte, unix.Errno) 
 		return nil, unix.EFAULT
 	}
 	return buf, 0
-}
-
-// rawSockCall makes connect or bind on sock with the address bytes as read.
-func (w *worker) rawSockCall(call string, sock int, raw []byte) answer {
-	nr := uintptr(unix.SYS_CONNECT)
-	if call == "bind" {
-		nr = unix.SYS_BIND
-	}
-	_, _, e := unix.Syscall(nr, uintptr(sock), uintptr(unsafe.Pointer(&raw[0])), uintptr(len(raw)))
-	if e != 0 {
-		return fail(e)
-	}
-	return done
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -531,5 +530,3 @@ func errno(err error) unix.Errno {
 	}
 	return unix.EIO
 }
-
-var _ = unsafe.Sizeof(0)
