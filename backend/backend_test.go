@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -356,5 +357,34 @@ func TestDestroyAndReplay(t *testing.T) {
 	}
 	if out, _ := exec.Command("pgrep", "-f", "sleep 60").Output(); len(out) > 0 {
 		t.Errorf("left running: %s", out)
+	}
+}
+
+// Commands whose channels nobody reads, and subscriptions never cancelled,
+// leave no goroutine once the session is destroyed.
+func TestNoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := NewPort(true, t.Logf)
+	for i := 0; i < 5; i++ {
+		h, err := p.Launch(context.Background(), Spec{SessionID: "g" + itoa(uint64(i)), WorkspaceID: "w"}, None)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Subscribe(0) // never read, never cancelled
+		for j := 0; j < 10; j++ {
+			if _, _, err := h.Exec(context.Background(), []string{"sh", "-c", "for i in $(seq 1 40); do echo $i; sleep 0.001; done"}, ExecOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		h.Destroy()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+2 {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }

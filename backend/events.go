@@ -64,10 +64,13 @@ type eventLog struct {
 	next   uint64 // Seq of the next event
 	closed bool
 	max    int
+	// gone closes a second after close: a subscriber that has not taken
+	// the remaining events by then is dropped (it never reads).
+	gone chan struct{}
 }
 
 func newEventLog(max int) *eventLog {
-	l := &eventLog{first: 1, next: 1, max: max}
+	l := &eventLog{first: 1, next: 1, max: max, gone: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -95,7 +98,10 @@ func (l *eventLog) add(e Event) {
 // close ends every subscription once it has delivered what is buffered.
 func (l *eventLog) close() {
 	l.mu.Lock()
-	l.closed = true
+	if !l.closed {
+		l.closed = true
+		time.AfterFunc(time.Second, func() { close(l.gone) })
+	}
 	l.cond.Broadcast()
 	l.mu.Unlock()
 }
@@ -141,6 +147,8 @@ func (l *eventLog) subscribe(from uint64) (<-chan Event, func()) {
 				select {
 				case ch <- e:
 				case <-stop:
+					return
+				case <-l.gone:
 					return
 				}
 			}

@@ -220,7 +220,9 @@ var ErrNotRunning = errors.New("the session is not running")
 // Exec runs argv in the session. Its events (starting, ready, stdout,
 // stderr, violation, killed, exit) go to the session's stream with the
 // returned id; the channel carries the same, for this command only,
-// closed after its exit event.
+// closed after its exit event (or when the session ends). Read it to the
+// end, or not at all and use Subscribe: an unread channel holds a
+// goroutine until the session is destroyed.
 func (h *Handle) Exec(ctx context.Context, argv []string, o ExecOptions) (string, <-chan Event, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return "", nil, bad("argv", "empty: give the program and its arguments")
@@ -255,7 +257,13 @@ func (h *Handle) Exec(ctx context.Context, argv []string, o ExecOptions) (string
 			if e.ExecID != id {
 				continue
 			}
-			out <- e
+			// A caller that stops reading holds nothing up for long: the
+			// session's end releases this goroutine.
+			select {
+			case out <- e:
+			case <-h.ctx.Done():
+				return
+			}
 			if e.Type == EvExit {
 				return
 			}

@@ -312,11 +312,16 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The command outlives this request: it ends with the session.
-	id, _, err := h.Exec(s.ctx, req.Argv, backend.ExecOptions{Cwd: req.Cwd, Env: req.Env, Stdin: req.Stdin})
+	id, ch, err := h.Exec(s.ctx, req.Argv, backend.ExecOptions{Cwd: req.Cwd, Env: req.Env, Stdin: req.Stdin})
 	if err != nil {
 		fail(w, err)
 		return
 	}
+	// Clients read the session's stream; this command's own copy is drained.
+	go func() {
+		for range ch {
+		}
+	}()
 	writeJSON(w, http.StatusAccepted, map[string]string{"execId": id, "sessionId": h.SessionID})
 }
 
