@@ -520,6 +520,16 @@ func TestServeTerminal(t *testing.T) {
 	if code, _ := d.call("GET", "/v1/terminals/nope/pty", nil); code != 404 {
 		t.Errorf("unknown terminal: %d", code)
 	}
+	// The WebSocket needs the token like every other route.
+	code, out := d.call("POST", "/v1/terminals", map[string]any{"cwd": d.home})
+	if code != 201 {
+		t.Fatalf("%d %v", code, out)
+	}
+	cfg, _ := websocket.NewConfig(strings.Replace(d.base, "http", "ws", 1)+"/v1/terminals/"+out["terminalId"].(string)+"/pty", d.base)
+	if ws, err := websocket.DialConfig(cfg); err == nil {
+		ws.Close()
+		t.Errorf("HOLE: a terminal attached without the token")
+	}
 }
 
 // A daemon killed with SIGKILL takes its native sessions' sandboxes along.

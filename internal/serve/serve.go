@@ -23,6 +23,13 @@ import (
 	"github.com/cordon-sandbox/cordon/backend"
 )
 
+// MaxSessions and MaxTerminals bound what one daemon keeps at once: each
+// holds processes, descriptors and memory on the host.
+const (
+	MaxSessions  = 512
+	MaxTerminals = 128
+)
+
 // Server holds the sessions and terminals of one daemon.
 type Server struct {
 	Port  *backend.Port
@@ -228,6 +235,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if s.closed {
 		s.mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "", "the daemon is shutting down")
+		return
+	}
+	if len(s.sessions) >= MaxSessions {
+		s.mu.Unlock()
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("%d sessions exist, the most one daemon keeps; DELETE some first", MaxSessions))
 		return
 	}
 	if _, dup := s.sessions[req.SessionID]; dup {

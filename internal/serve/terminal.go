@@ -138,6 +138,12 @@ func (s *Server) createTerminal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "", "the daemon is shutting down")
 		return
 	}
+	if len(s.terminals) >= MaxTerminals {
+		s.mu.Unlock()
+		t.close()
+		writeError(w, http.StatusTooManyRequests, "", fmt.Sprintf("%d terminals exist, the most one daemon keeps; DELETE some first", MaxTerminals))
+		return
+	}
 	s.terminals[t.id] = t
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{"terminalId": t.id, "backend": b, "cwd": t.cwd})
