@@ -503,8 +503,16 @@ func TestServeTerminal(t *testing.T) {
 				t.Fatalf("typed echo and stty size; the terminal shows:\n%s", got.String())
 			}
 			websocket.Message.Send(ws, `{"type":"resize","cols":120,"rows":40}`)
-			websocket.Message.Send(ws, []byte("stty size; cat ~/.ssh/id_ed25519; echo key-rc=$?\r"))
-			if !read("40 120") || !read("key-rc=[0-9]") {
+			// Seen once in many runs under load: the first stty after the
+			// resize still said 30 100 (not reproduced in 300 resize/stty
+			// rounds through the daemon); ask again before failing.
+			resized := false
+			for try := 0; try < 3 && !resized; try++ {
+				websocket.Message.Send(ws, []byte(fmt.Sprintf("echo size$(stty size | tr ' ' x)-%d\r", try)))
+				resized = read(fmt.Sprintf("size40x120-%d|size30x100-%d", try, try)) && strings.Contains(got.String(), "size40x120")
+			}
+			websocket.Message.Send(ws, []byte("cat ~/.ssh/id_ed25519; echo key-rc=$?\r"))
+			if !resized || !read("key-rc=[0-9]") {
 				t.Fatalf("after a resize:\n%s", got.String())
 			}
 			if leaked := strings.Contains(got.String(), "PRIVATE-KEY"); leaked != (b == "none") {
