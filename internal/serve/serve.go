@@ -91,7 +91,9 @@ func (s *Server) Shutdown() {
 	s.closed = true
 	hs := make([]*backend.Handle, 0, len(s.sessions))
 	for _, h := range s.sessions {
-		hs = append(hs, h)
+		if h != nil { // nil: still launching; createSession sees closed and destroys it
+			hs = append(hs, h)
+		}
 	}
 	ts := make([]*terminal, 0, len(s.terminals))
 	for _, t := range s.terminals {
@@ -258,6 +260,13 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			h.Destroy()
 		}
 		fail(w, err)
+		return
+	}
+	if s.closed {
+		delete(s.sessions, req.SessionID)
+		s.mu.Unlock()
+		h.Destroy()
+		writeError(w, http.StatusServiceUnavailable, "", "the daemon is shutting down")
 		return
 	}
 	s.sessions[req.SessionID] = h
