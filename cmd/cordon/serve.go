@@ -102,10 +102,11 @@ func serveVerb(g globalFlags, args []string, stdout, stderr io.Writer) (int, err
 // file; where says which, for the log (never the token itself).
 func apiToken(file string) (token, where string, err error) {
 	if t := os.Getenv("CORDON_API_TOKEN"); t != "" {
+		where = "from CORDON_API_TOKEN"
 		if len(t) < 16 {
-			return "", "", errors.New("CORDON_API_TOKEN is shorter than 16 characters; use a long random value")
+			where += " (warning: shorter than 16 characters; use a long random value)"
 		}
-		return t, "from CORDON_API_TOKEN", nil
+		return t, where, nil
 	}
 	if file == "" {
 		dir := os.Getenv("XDG_RUNTIME_DIR")

@@ -257,8 +257,7 @@ func TestServeTokenAndHealth(t *testing.T) {
 	}
 	d.token = strings.TrimSpace(string(b))
 	code, out := d.call("GET", "/v1/probe", nil)
-	backends, _ := out["backends"].(map[string]any)
-	if code != 200 || backends["native"] == nil || backends["microvm"].(map[string]any)["available"] != false {
+	if code != 200 || out["native"] == nil || out["none"] == nil || out["microvm"].(map[string]any)["available"] != false {
 		t.Errorf("probe: %d %v", code, out)
 	}
 }
@@ -397,7 +396,6 @@ func TestServeBadRequests(t *testing.T) {
 		{"bad mode", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "mode": "yolo"}, 400, "mode"},
 		{"relative bind", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "bindMounts": []map[string]any{{"hostPath": "proj"}}}, 400, "bindMounts[0].hostPath"},
 		{"public suffix", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "egressAllowlist": []string{"*.co.uk"}}, 400, "egressAllowlist[0]"},
-		{"bad backend", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "backend": "kvm"}, 400, "backend"},
 		{"explicit microvm", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "backend": "microvm"}, 409, "backend"},
 		{"guest path remap", "POST", "/v1/sessions", map[string]any{"sessionId": "x", "workspaceId": "w", "bindMounts": []map[string]any{{"hostPath": w, "guestPath": "/workspace"}}}, 400, "bindMounts[0].guestPath"},
 		{"duplicate", "POST", "/v1/sessions", map[string]any{"sessionId": "ok", "workspaceId": "w"}, 409, "sessionId"},
@@ -405,6 +403,7 @@ func TestServeBadRequests(t *testing.T) {
 		{"exec no session", "POST", "/v1/sessions/nope/exec", sh("true"), 404, "id"},
 		{"exec empty argv", "POST", "/v1/sessions/ok/exec", map[string]any{"argv": []string{}}, 400, "argv"},
 		{"exec bad env", "POST", "/v1/sessions/ok/exec", map[string]any{"argv": []string{"true"}, "env": []string{"NOEQUALS"}}, 400, "env[0]"},
+		{"exec env not a list or object", "POST", "/v1/sessions/ok/exec", map[string]any{"argv": []string{"true"}, "env": 3}, 400, "env"},
 		{"exec relative cwd", "POST", "/v1/sessions/ok/exec", map[string]any{"argv": []string{"true"}, "cwd": "sub"}, 400, "cwd"},
 		{"answer bad decision", "POST", "/v1/sessions/ok/asks/a1", map[string]any{"decision": "maybe"}, 400, "decision"},
 		{"answer unknown ask", "POST", "/v1/sessions/ok/asks/a1", map[string]any{"decision": "allow"}, 404, "askId"},
@@ -435,6 +434,16 @@ func TestServeSandboxOff(t *testing.T) {
 	stdout, _, exit, _ := d.execWait("s", sh("env; echo x > .env && echo wrote"))
 	if exit != 0 || strings.Contains(stdout, "ghp_leak") || !strings.Contains(stdout, "wrote") {
 		t.Errorf("none: exit %d\n%s", exit, stdout)
+	}
+	// env as a list or as an object; an unknown backend name is none.
+	for _, env := range []any{[]string{"FOO=bar"}, map[string]string{"FOO": "bar"}} {
+		out, _, _, _ := d.execWait("s", map[string]any{"argv": []string{"sh", "-c", "echo $FOO"}, "env": env})
+		if out != "bar\n" {
+			t.Errorf("env %v: %q", env, out)
+		}
+	}
+	if code, out := d.call("POST", "/v1/sessions", map[string]any{"sessionId": "u", "workspaceId": "w", "backend": "kvm"}); code != 201 || out["backend"] != "none" {
+		t.Errorf("unknown backend: %d %v", code, out)
 	}
 	if code, out := d.call("POST", "/v1/sessions", map[string]any{"sessionId": "n", "workspaceId": "w", "backend": "native"}); code != 409 {
 		t.Errorf("native with the sandbox off: %d %v", code, out)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -186,7 +187,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (s *Server) probe(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"backends": s.Port.Probe, "sandbox": !s.Port.SandboxOff})
+	writeJSON(w, http.StatusOK, s.Port.Probe)
 }
 
 // sessionRequest is POST /v1/sessions: a Spec and, optionally, a backend.
@@ -220,13 +221,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var want backend.Backend
-	if req.Backend != nil {
-		switch *req.Backend {
-		case "none", "native", "microvm", "docker":
-			want = backend.FromName(*req.Backend)
-		default:
-			writeError(w, http.StatusBadRequest, "backend", fmt.Sprintf("%q: want none, native or microvm", *req.Backend))
-			return
+	if req.Backend != nil && *req.Backend != "" {
+		// backend.FromName: an unknown name is none. The answer says which
+		// backend the session got; the log says why.
+		want = backend.FromName(*req.Backend)
+		if n := strings.ToLower(strings.TrimSpace(*req.Backend)); n != string(want) && n != "docker" {
+			s.Port.Logf("session %q asked for backend %q, which is not one: none", req.SessionID, *req.Backend)
 		}
 	}
 	if err := req.Spec.Validate(); err != nil {
@@ -319,8 +319,32 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 type execRequest struct {
 	Argv  []string `json:"argv"`
 	Cwd   string   `json:"cwd,omitempty"`
-	Env   []string `json:"env,omitempty"`
+	Env   envList  `json:"env,omitempty"`
 	Stdin string   `json:"stdin,omitempty"`
+}
+
+// envList is ["K=V", ...] or {"K": "V", ...}.
+type envList []string
+
+func (e *envList) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		*e = list
+		return nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return &json.UnmarshalTypeError{Value: "neither a list nor an object", Type: reflect.TypeOf(list)}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		*e = append(*e, k+"="+m[k])
+	}
+	return nil
 }
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
@@ -425,8 +449,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// answerRequest is {"decision": "allow"|"deny"}; {"answer": ...} and
+// {"allow": true|false} are taken too.
 type answerRequest struct {
-	Decision string `json:"decision"` // allow | deny
+	Decision string `json:"decision,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	Allow    *bool  `json:"allow,omitempty"`
 	Remember bool   `json:"remember,omitempty"`
 }
 
@@ -439,10 +467,21 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if req.Decision != "allow" && req.Decision != "deny" {
-		writeError(w, http.StatusBadRequest, "decision", fmt.Sprintf("%q: want allow or deny", req.Decision))
+	decision := req.Decision
+	if decision == "" {
+		decision = req.Answer
+	}
+	if decision == "" && req.Allow != nil {
+		decision = "deny"
+		if *req.Allow {
+			decision = "allow"
+		}
+	}
+	if decision != "allow" && decision != "deny" {
+		writeError(w, http.StatusBadRequest, "decision", fmt.Sprintf("%q: want allow or deny", decision))
 		return
 	}
+	req.Decision = decision
 	if err := h.Answer(r.PathValue("askId"), req.Decision == "allow", req.Remember); err != nil {
 		fail(w, err)
 		return
