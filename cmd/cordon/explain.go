@@ -141,7 +141,10 @@ func printPolicy(w io.Writer, p *policy.Policy) {
 	fmt.Fprintf(w, "    writable  %s (private to the sandbox, discarded at exit)\n", policy.PrivateTmp)
 	printPaths(w, "    read-only ", p.DenyWrite)
 	fmt.Fprintf(w, "  never writable inside a writable root (mandatory denies):\n    %s\n", strings.Join(p.MandatoryDenyNames(), " "))
-	fmt.Fprintf(w, "    existing ones mounted read-only to depth %d below each root, missing ones blocked at the top of each root\n", p.Settings.MandatoryDenySearchDepth)
+	fmt.Fprintf(w, "    existing ones mounted read-only to depth %d below each root; new ones refused at any depth by the create-time guard (Linux)\n", p.Settings.MandatoryDenySearchDepth)
+	if runtime.GOOS == "linux" {
+		fmt.Fprintln(w, "  new files: each creation, rename and link is checked by name against the rules above (denyWrite globs included), at any depth")
+	}
 	if files := p.SettingsFiles(); len(files) > 0 {
 		fmt.Fprintf(w, "  never writable, so the command cannot choose its next policy:\n    %s\n", strings.Join(files, " "))
 	}
