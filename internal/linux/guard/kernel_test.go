@@ -417,6 +417,28 @@ func opsTable() {
 	do("bind socketpair .bashrc", bindPair(".bashrc"))
 	do("bind socketpair sub/x.pem", bindPair("sub/x.pem"))
 	do("bind socketpair pair.sock", bindPair("pair.sock"))
+	// Address lengths the kernel refuses, given to the guard's bind.
+	rawBind := func(addr uintptr, size uintptr) error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		var sa [16]byte
+		if addr == 1 {
+			addr = uintptr(unsafe.Pointer(&sa[0]))
+		}
+		_, _, e := unix.Syscall(unix.SYS_BIND, uintptr(fd), addr, size)
+		runtime.KeepAlive(sa)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	do("bind length 0", rawBind(1, 0))
+	do("bind length 1", rawBind(1, 1))
+	do("bind length 4096", rawBind(1, 4096))
+	do("bind NULL length 16", rawBind(0, 16))
 	do("bind tcp 127.0.0.1:0", func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -722,6 +744,10 @@ func TestKernelGuardTable(t *testing.T) {
 		"bind socketpair .bashrc":                     "EPERM",
 		"bind socketpair sub/x.pem":                   "EPERM",
 		"bind socketpair pair.sock":                   "",
+		"bind length 0":                               "EINVAL",
+		"bind length 1":                               "EINVAL",
+		"bind length 4096":                            "EINVAL",
+		"bind NULL length 16":                         "EFAULT",
 		"bind tcp 127.0.0.1:0":                        "",
 		"create /etc/cordon-guard-test":               "EACCES",
 		"create newdir/ (trailing slash)":             "EISDIR",

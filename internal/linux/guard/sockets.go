@@ -43,16 +43,13 @@ func (w *worker) socket(n seccomp.Notif) answer {
 // sockCall is connect and bind.
 func (w *worker) sockCall(n seccomp.Notif, t *target, call string) answer {
 	sockfd, addr, size := int(int32(n.Args[0])), n.Args[1], int(uint32(n.Args[2]))
-	if size < 2 || size > sockaddrMax || addr == 0 {
-		if size == 0 && addr == 0 {
-			return fail(unix.EINVAL)
-		}
-		if size > sockaddrMax || size < 0 {
-			return fail(unix.EINVAL)
-		}
-		if addr == 0 {
-			return fail(unix.EFAULT)
-		}
+	// As the kernel answers: a length that cannot hold the family, or more
+	// than a sockaddr_storage, is EINVAL before the pointer is looked at.
+	switch {
+	case size < 2 || size > sockaddrMax:
+		return fail(unix.EINVAL)
+	case addr == 0:
+		return fail(unix.EFAULT)
 	}
 	raw, e := w.readBytes(int(n.Pid), addr, size)
 	if e != 0 {
