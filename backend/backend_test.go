@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,7 +275,7 @@ func TestNativeNetwork(t *testing.T) {
 	go func() {
 		for e := range evs {
 			if e.Type == EvAsk {
-				hask.Answer(e.Ask.ID, strings.HasSuffix(a, ":"+itoa(uint64(e.Ask.Port))), true)
+				hask.Answer(e.Ask.ID, strings.HasSuffix(a, ":"+strconv.Itoa(e.Ask.Port)), true)
 			}
 		}
 	}()
@@ -366,7 +367,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 	before := runtime.NumGoroutine()
 	p := NewPort(true, t.Logf)
 	for i := 0; i < 5; i++ {
-		h, err := p.Launch(context.Background(), Spec{SessionID: "g" + itoa(uint64(i)), WorkspaceID: "w"}, None)
+		h, err := p.Launch(context.Background(), Spec{SessionID: "g" + strconv.Itoa(i), WorkspaceID: "w"}, None)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -137,7 +138,7 @@ func (l *eventLog) subscribe(from uint64) (<-chan Event, func()) {
 				cur = 1
 			}
 			if cur < l.first {
-				batch = append(batch, Event{Type: EvGap, Data: itoa(l.first - cur), Time: time.Now().UTC()})
+				batch = append(batch, Event{Type: EvGap, Data: strconv.FormatUint(l.first-cur, 10), Time: time.Now().UTC()})
 				cur = l.first
 			}
 			batch = append(batch, l.events[cur-l.first:]...)
@@ -164,18 +165,4 @@ func stopped(c chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-func itoa(n uint64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }

@@ -101,8 +101,7 @@ type Handle struct {
 	err        error
 	destroying bool
 	running    int
-	execs      map[string]*exec.Cmd
-	asks       map[string]chan bool
+	asks       map[string]pendingAsk
 	remembered map[string]bool
 	wg         sync.WaitGroup
 }
@@ -120,7 +119,7 @@ func (p *Port) Launch(ctx context.Context, spec Spec, want Backend) (*Handle, er
 	hctx, cancel := context.WithCancel(context.Background())
 	h := &Handle{SessionID: spec.SessionID, Backend: b, spec: spec, log: newEventLog(maxEvents),
 		ctx: hctx, cancel: cancel, state: Created,
-		execs: map[string]*exec.Cmd{}, asks: map[string]chan bool{}, remembered: map[string]bool{},
+		asks: map[string]pendingAsk{}, remembered: map[string]bool{},
 		Details: map[string]string{"description": p.Probe[b].Description, "suspend": "unsupported", "network": string(spec.Access())}}
 	h.emit(Event{Type: EvState, State: Created})
 	if b == Native {
@@ -143,10 +142,7 @@ func (h *Handle) startNative(ctx context.Context, home string) error {
 			return bad(fmt.Sprintf("bindMounts[%d].guestPath", i), "the native backend shows host paths at their own path; %q must be %q or empty", b.GuestPath, b.HostPath)
 		}
 	}
-	st, err := h.spec.Settings(home)
-	if err != nil {
-		return err
-	}
+	st := h.spec.Settings(home)
 	dir := h.spec.GuestWorkdir
 	if dir == "" {
 		dir = "/"
@@ -315,24 +311,16 @@ func (h *Handle) run(ctx context.Context, id string, argv []string, o ExecOption
 		errW.Close()
 		pumps.Wait()
 		h.emit(Event{Type: EvStderr, ExecID: id, Data: err.Error() + "\n"})
-		code = 127
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = 127
-		} else if errors.Is(err, os.ErrPermission) {
+		code = 127 // not found, as a shell says
+		if errors.Is(err, os.ErrPermission) {
 			code = 126
 		}
 	} else {
-		h.mu.Lock()
-		h.execs[id] = cmd
-		h.mu.Unlock()
 		h.emit(Event{Type: EvReady, ExecID: id})
 		err := cmd.Wait()
 		outW.Close()
 		errW.Close()
 		pumps.Wait()
-		h.mu.Lock()
-		delete(h.execs, id)
-		h.mu.Unlock()
 		if ctx.Err() != nil {
 			reason := "cancelled"
 			if h.ctx.Err() != nil {
@@ -394,7 +382,7 @@ func (h *Handle) ask(ctx context.Context, key, host string, port int) (bool, str
 	}
 	id := "a" + newID()
 	ch := make(chan bool, 1)
-	h.asks[id] = ch
+	h.asks[id] = pendingAsk{answer: ch, target: target}
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -430,33 +418,26 @@ var ErrNoSuchAsk = errors.New("no such pending ask")
 // connection to the same host and port in this session.
 func (h *Handle) Answer(id string, allow, remember bool) error {
 	h.mu.Lock()
-	ch, ok := h.asks[id]
+	q, ok := h.asks[id]
 	if ok {
 		delete(h.asks, id)
+		if remember {
+			h.remembered[q.target] = allow
+		}
 	}
 	h.mu.Unlock()
 	if !ok {
 		return ErrNoSuchAsk
 	}
-	ch <- allow
-	if remember {
-		h.rememberLast(id, allow)
-	}
+	q.answer <- allow
 	return nil
 }
 
-// rememberLast records the answer for the target the ask event named.
-func (h *Handle) rememberLast(id string, allow bool) {
-	h.log.mu.Lock()
-	defer h.log.mu.Unlock()
-	for i := len(h.log.events) - 1; i >= 0; i-- {
-		if e := h.log.events[i]; e.Type == EvAsk && e.Ask.ID == id {
-			h.mu.Lock()
-			h.remembered[fmt.Sprintf("%s:%d", e.Ask.Host, e.Ask.Port)] = allow
-			h.mu.Unlock()
-			return
-		}
-	}
+// pendingAsk is an ask waiting for the client: where its answer goes, and
+// the host:port it is about (for remember).
+type pendingAsk struct {
+	answer chan bool
+	target string
 }
 
 // Destroy kills the session's commands, stops its proxies, and ends its

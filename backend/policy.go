@@ -35,7 +35,7 @@ func hiddenRoots(home string) []string {
 //     (DispatchDenies; the create-time guard), beside cordon's mandatory
 //     denies (.bashrc, .git/hooks, ...);
 //   - the network allowlist is Allowlist(); Denied beats it.
-func (s *Spec) Settings(home string) (policy.Settings, error) {
+func (s *Spec) Settings(home string) policy.Settings {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
@@ -64,7 +64,7 @@ func (s *Spec) Settings(home string) (policy.Settings, error) {
 	}
 	st.Network.AllowedDomains = s.Allowlist()
 	st.Network.DeniedDomains = append([]string(nil), Denied...)
-	return st, nil
+	return st
 }
 
 func literal(p string) policy.Entry { return policy.Entry{Path: p, Literal: true} }

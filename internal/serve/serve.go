@@ -415,11 +415,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			b, _ := json.Marshal(e)
-			if e.Seq > 0 {
-				fmt.Fprintf(w, "id: %d\n", e.Seq)
-			}
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b)
+			writeEvent(w, e)
 			// Send what is queued together: one flush for a burst of output.
 			for more := true; more; {
 				select {
@@ -428,11 +424,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 						fl.Flush()
 						return
 					}
-					b, _ := json.Marshal(e)
-					if e.Seq > 0 {
-						fmt.Fprintf(w, "id: %d\n", e.Seq)
-					}
-					fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b)
+					writeEvent(w, e)
 				default:
 					more = false
 				}
@@ -447,6 +439,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// writeEvent writes e as one server-sent event: its seq as the id (gap
+// events have none), its type as the event name, itself as the data.
+func writeEvent(w io.Writer, e backend.Event) {
+	b, _ := json.Marshal(e)
+	if e.Seq > 0 {
+		fmt.Fprintf(w, "id: %d\n", e.Seq)
+	}
+	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b)
 }
 
 // answerRequest is {"decision": "allow"|"deny"}; {"answer": ...} and

@@ -87,7 +87,6 @@ const MinKernel = "5.14"
 
 // KernelSupported reports whether release (uname -r) is at least MinKernel.
 func KernelSupported(release string) bool {
-	major, minor := 0, 0
 	parts := strings.SplitN(release, ".", 3)
 	if len(parts) < 2 {
 		return false

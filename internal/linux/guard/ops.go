@@ -653,32 +653,29 @@ func (w *worker) rename(n seccomp.Notif, t *target, call string, olddirfd int32,
 		}
 	}
 	newAbs, oldAbs := nl.abs(), ol.abs()
-	// The new name is created; with RENAME_EXCHANGE the old one too.
-	checks := []struct {
-		abs      string
-		src      *loc
-		srcLabel string
-	}{{newAbs, &ol, oldAbs}}
-	if flags&unix.RENAME_EXCHANGE != 0 {
-		checks = append(checks, struct {
-			abs      string
-			src      *loc
-			srcLabel string
-		}{oldAbs, &nl, newAbs})
+	// The new name is created; with RENAME_EXCHANGE the old one too. Each
+	// entry is judged where it lands, from where it is now.
+	type move struct {
+		abs         string
+		from, lands *loc
 	}
-	for _, c := range checks {
+	moves := []move{{newAbs, &ol, &nl}}
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		moves = append(moves, move{oldAbs, &nl, &ol})
+	}
+	for _, m := range moves {
 		// A directory renamed into place brings its content: never the
 		// empty-directory exception (.git/hooks) that mkdir gets.
-		k := w.kindOf(c.src)
+		k := w.kindOf(m.from)
 		if k == kindDir {
 			k = kindMovedDir
 		}
-		v := w.g.judge(c.abs, k)
+		v := w.g.judge(m.abs, k)
 		if denied(v) {
-			return w.refuse(call, c.abs, v)
+			return w.refuse(call, m.abs, v)
 		}
-		if v, bad := w.moveInto(c.src, c.abs); bad {
-			return w.refuse(call, c.abs, v)
+		if v, bad := w.moveInto(m.from, m.abs); bad {
+			return w.refuse(call, m.abs, v)
 		}
 	}
 	w.g.renamesStarted.Add(1)
@@ -700,18 +697,8 @@ func (w *worker) rename(n seccomp.Notif, t *target, call string, olddirfd int32,
 	// The directory's content again, now at its new place: something may
 	// have been created in it between the check and the rename
 	// (d/hooks/pre-commit, just before d became .git).
-	moved := []struct {
-		at  *loc
-		abs string
-	}{{&nl, newAbs}}
-	if flags&unix.RENAME_EXCHANGE != 0 {
-		moved = append(moved, struct {
-			at  *loc
-			abs string
-		}{&ol, oldAbs})
-	}
-	for _, m := range moved {
-		if v, bad := w.moveInto(m.at, m.abs); bad {
+	for _, m := range moves {
+		if v, bad := w.moveInto(m.lands, m.abs); bad {
 			undo()
 			return w.refuse(call, m.abs, v)
 		}

@@ -258,12 +258,10 @@ func (w *worker) describe(l *loc) unix.Errno {
 	l.procRoot = p == "/proc"
 	if l.proc {
 		// The path is only a name; the device and inode say what it is.
-		var st unix.Stat_t
-		if err := unix.Fstat(l.dir, &st); err != nil {
-			return errno(err)
+		var e unix.Errno
+		if l.proc, l.procRoot, e = w.onProc(l.dir); e != 0 {
+			return e
 		}
-		l.proc = st.Dev == w.g.procDev
-		l.procRoot = l.proc && st.Ino == 1
 	}
 	return 0
 }
