@@ -271,9 +271,9 @@ echo EVIL > .git/hooks/pre-commit; echo rc=$?; mv .git/hooks/pre-commit.sample .
 func TestGuardUnixSocketsByPath(t *testing.T) {
 	escNeed(t, "python3")
 	dir := hostTempDir(t)
-	var allowedN, deniedN atomic.Int32
-	listen := func(name string, n *atomic.Int32) string {
-		p := filepath.Join(dir, name)
+	var allowedN, deniedN, otherN atomic.Int32
+	// listen serves "hello" on a unix socket at p and counts connections.
+	listen := func(p string, n *atomic.Int32) string {
 		l, err := net.Listen("unix", p)
 		if err != nil {
 			t.Fatal(err)
@@ -293,8 +293,8 @@ func TestGuardUnixSocketsByPath(t *testing.T) {
 		}()
 		return p
 	}
-	allowed := listen("agent.sock", &allowedN)
-	denied := listen("docker.sock", &deniedN)
+	allowed := listen(filepath.Join(dir, "agent.sock"), &allowedN)
+	denied := listen(filepath.Join(dir, "docker.sock"), &deniedN)
 	// One in the host's /tmp, which the sandbox's own /tmp hides, and one
 	// in a denyRead directory (~/.gnupg's agent socket, say).
 	tmp, err := os.MkdirTemp("/tmp", "cordon-test-sock-")
@@ -303,27 +303,9 @@ func TestGuardUnixSocketsByPath(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	os.Chmod(tmp, 0o755)
-	inTmp := filepath.Join(tmp, "agent.123")
 	os.MkdirAll(filepath.Join(dir, "gnupg"), 0o700)
-	inHidden := filepath.Join(dir, "gnupg", "S.gpg-agent")
-	for _, p := range []string{inTmp, inHidden} {
-		l, err := net.Listen("unix", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(p, 0o777)
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte("hello"))
-				c.Close()
-			}
-		}()
-	}
+	inTmp := listen(filepath.Join(tmp, "agent.123"), &otherN)
+	inHidden := listen(filepath.Join(dir, "gnupg", "S.gpg-agent"), &otherN)
 	s := newSandbox(t, fmt.Sprintf(`{"network": {"allowUnixSockets": [%q, %q, %q]}, "filesystem": {"allowWrite": ["."], "denyRead": [%q]}}`,
 		allowed, inTmp, inHidden, filepath.Join(dir, "gnupg")))
 	got, r := escPy(t, s, `
